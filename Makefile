@@ -1,0 +1,37 @@
+# Every target bootstraps .venv when it is missing or older than pyproject.toml, so a fresh clone
+# needs nothing but `make demo` or `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXTRAS ?= dev
+
+.PHONY: demo test lint typecheck unit bench docs clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bitsift needs Python 3.10 or newer; found " + sys.version.split()[0])'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m bitsift.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check bitsift tests benchmarks
+	$(BIN)/ruff format --check bitsift tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -q
+
+test: lint typecheck unit
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks $(if $(FULL),--full,)
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build *.egg-info

@@ -17,6 +17,7 @@ from bitsift.errors import (
 from bitsift.selectors.limits import Limits
 from bitsift.selectors.parser import parse
 from bitsift.selectors.selector import Selector
+from bitsift.selectors.topics import TopicPattern
 
 __all__ = [
     "BitsiftError",
@@ -26,6 +27,7 @@ __all__ = [
     "SelectorSyntaxError",
     "SubscriptionFileError",
     "TopicNameError",
+    "TopicPattern",
     "TopicPatternError",
     "UnknownSubscriptionError",
     "parse",

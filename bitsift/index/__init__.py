@@ -1,1 +1,5 @@
 """bitsift.index"""
+
+from bitsift.index.topics import TopicIndex
+
+__all__ = ["TopicIndex"]

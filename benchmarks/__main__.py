@@ -21,8 +21,12 @@ WORKLOADS: dict[str, str] = {
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--full", action="store_true", help="run the full sizes, not the quick ones")
-    parser.add_argument("names", nargs="*", help=f"workloads to run (default: all of {list(WORKLOADS)})")
+    parser.add_argument(
+        "--full", action="store_true", help="run the full sizes, not the quick ones"
+    )
+    parser.add_argument(
+        "names", nargs="*", help=f"workloads to run (default: all of {list(WORKLOADS)})"
+    )
     arguments = parser.parse_args(argv)
     unknown = [name for name in arguments.names if name not in WORKLOADS]
     if unknown:

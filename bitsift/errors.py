@@ -1,8 +1,8 @@
 """Every error bitsift raises, under one root.
 
 Callers catch :class:`BitsiftError` to handle anything bitsift reports. Each specific error also
-inherits the builtin that fits (``ValueError`` for bad text, ``KeyError`` for an unknown id), so that
-code written for the builtins, and pydantic validators, treat it naturally.
+inherits the builtin that fits (``ValueError`` for bad text, ``KeyError`` for an unknown id), so
+that code written for the builtins, and pydantic validators, treat it naturally.
 
 Errors about a position in some text carry ``line`` and ``column`` (both 1-based) as attributes,
 and their message shows the offending line with a caret under the spot, because the person reading
@@ -19,6 +19,7 @@ __all__ = [
     "TopicNameError",
     "UnknownSubscriptionError",
     "IndexFileError",
+    "MessageError",
     "SubscriptionFileError",
     "caret_excerpt",
 ]
@@ -110,6 +111,10 @@ class UnknownSubscriptionError(BitsiftError, KeyError):
         return str(self.args[0]) if self.args else "unknown subscription"
 
 
+class MessageError(BitsiftError, TypeError):
+    """A message that is not a mapping of property names to values."""
+
+
 class IndexFileError(BitsiftError, ValueError):
     """A saved index file that cannot be loaded: truncated, corrupted or of another version."""
 
@@ -122,6 +127,4 @@ class SubscriptionFileError(BitsiftError, ValueError):
         self.problems = problems
         listing = "\n".join(f"  - {problem}" for problem in problems)
         count = len(problems)
-        super().__init__(
-            f"{path}: {count} bad subscription{'s' if count != 1 else ''}\n{listing}"
-        )
+        super().__init__(f"{path}: {count} bad subscription{'s' if count != 1 else ''}\n{listing}")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -48,6 +47,7 @@ __all__ = [
     "And",
     "Or",
     "RESERVED_WORDS",
+    "IDENTIFIER_PART",
     "ArithmeticOperator",
     "ComparisonOperator",
     "is_plain_identifier",
@@ -62,13 +62,10 @@ ArithmeticOperator: TypeAlias = Literal["+", "-", "*", "/"]
 ComparisonOperator: TypeAlias = Literal["=", "<>", "<", "<=", ">", ">="]
 
 
-def _is_identifier_start(char: str) -> bool:
-    # Java's Character.isJavaIdentifierStart: letters, currency symbols and connector punctuation.
-    return char.isalpha() or char in "_$" or unicodedata.category(char) in ("Sc", "Pc", "Nl")
-
-
-def _is_identifier_part(char: str) -> bool:
-    return _is_identifier_start(char) or char.isdigit() or unicodedata.category(char) in ("Mn", "Mc")
+IDENTIFIER_PART = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
+"""One dot-separated part of an unquoted identifier: a letter, ``_`` or ``$``, then letters,
+digits, ``_`` and ``$``. The IDENTIFIER terminal of ``selector.lark`` is this pattern joined by
+dots; a test holds the two together, so the printer never writes a name the lexer would split."""
 
 
 def is_plain_identifier(name: str) -> bool:
@@ -79,15 +76,10 @@ def is_plain_identifier(name: str) -> bool:
     >>> is_plain_identifier("and"), is_plain_identifier("Region")
     (False, True)
     """
-    parts = name.split(".")
-    for part in parts:
-        if not part or not _is_identifier_start(part[0]):
-            return False
-        if not all(_is_identifier_part(char) for char in part[1:]):
-            return False
-        if part.upper() in RESERVED_WORDS:
-            return False
-    return True
+    return all(
+        IDENTIFIER_PART.fullmatch(part) and part.upper() not in RESERVED_WORDS
+        for part in name.split(".")
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,87 @@
+"""Conjunction columns: numbering, sharing and reuse.
+
+Each distinct conjunction (its topic pattern plus its criteria) gets one column number, the bit it
+owns in every posting bitmap. Subscriptions that normalise to the same conjunction share the column
+(the dispatcher RFC's "merge identical requests"), so a thousand subscribers with the same selector
+cost one bit per bitmap. A column is freed when its last subscription goes, and freed numbers are
+reused lowest first, so bitmaps stay dense and small after churn.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from bitsift.index.criteria import FieldTest, Residual
+from bitsift.index.normalize import Conjunction
+from bitsift.selectors.topics import TopicPattern
+
+__all__ = ["ColumnKey", "Column", "ColumnTable"]
+
+ColumnKey = tuple["TopicPattern | None", Conjunction]
+
+
+@dataclass(slots=True)
+class Column:
+    """One conjunction and the subscriptions that contain it."""
+
+    number: int
+    key: ColumnKey
+    field_tests: list[tuple[int, FieldTest]]
+    """Each field test with its lane (its position among this column's tests of that field)."""
+    residuals: tuple[Residual, ...]
+    subscribers: set[str] = field(default_factory=set)
+
+    @property
+    def topic(self) -> TopicPattern | None:
+        return self.key[0]
+
+
+class ColumnTable:
+    """Column numbers by key, with reuse of freed numbers (lowest first)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[ColumnKey, Column] = {}
+        self.by_number: dict[int, Column] = {}
+        self._free: list[int] = []
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self.by_number)
+
+    def acquire(self, key: ColumnKey) -> tuple[Column, bool]:
+        """The column for ``key`` and whether it is new (the caller then indexes its tests)."""
+        column = self.by_key.get(key)
+        if column is not None:
+            return column, False
+        number = heapq.heappop(self._free) if self._free else self._allocate()
+        topic, conjunction = key
+        lanes: dict[str, int] = {}
+        field_tests: list[tuple[int, FieldTest]] = []
+        residuals: list[Residual] = []
+        for atom in conjunction:
+            if isinstance(atom, Residual):
+                residuals.append(atom)
+            else:
+                lane = lanes.get(atom.field, 0)
+                lanes[atom.field] = lane + 1
+                field_tests.append((lane, atom))
+        column = Column(number, key, field_tests, tuple(residuals))
+        self.by_key[key] = column
+        self.by_number[number] = column
+        return column, True
+
+    def release(self, column: Column) -> None:
+        del self.by_key[column.key]
+        del self.by_number[column.number]
+        if not self.by_number:
+            # An emptied table forgets its free list too: nothing lingers after removing everything.
+            self._free.clear()
+            self._next = 0
+        else:
+            heapq.heappush(self._free, column.number)
+
+    def _allocate(self) -> int:
+        number = self._next
+        self._next += 1
+        return number

@@ -1,0 +1,222 @@
+"""A slot: the bitmaps for one field test per conjunction, and which of them a value violates.
+
+The seeds AND one bitmap per message criterion. bitsift does the same per field: each slot
+holds, for the conjunction columns that test one field, posting bitmaps keyed by what a value must
+be (typed keys, types, numeric ranges, prefixes). For a message value, the slot answers
+:meth:`FieldSlot.violated`: the columns whose test the value fails. The index subtracts that from
+its candidates, field after field, which is the hit-count rule "all criteria of a conjunction hit"
+computed with bitmap operations instead of counters.
+
+A conjunction with two tests on one field (``price > 10 AND price < 20``) puts them in two slots of
+that field (lanes 0 and 1), so each slot holds at most one test per column.
+
+Negated tests ("present and not C") are kept as a set of columns that hold unless vetoed: the
+value's key, type, range bucket and prefixes select the vetoing columns.
+
+Answers are cached per value (bounded, per slot), because message streams repeat values: the same
+symbols, regions and flags arrive again and again. Any change to the slot clears its cache.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import cast
+
+from pyroaring import BitMap, FrozenBitMap
+
+from bitsift.index.criteria import (
+    Equals,
+    FieldTest,
+    HasPrefix,
+    InRange,
+    Kind,
+    Missing,
+    OfType,
+    key_of,
+)
+from bitsift.index.ranges import RangeIndex
+
+__all__ = ["FieldSlot", "PostingTable"]
+
+_CACHE_LIMIT = 512
+_EMPTY = FrozenBitMap()
+
+
+class PostingTable:
+    """Columns per key, for one kind of criterion; removing the last column drops the key."""
+
+    __slots__ = ("postings",)
+
+    def __init__(self) -> None:
+        self.postings: dict[object, BitMap] = {}
+
+    def add(self, key: object, column: int) -> None:
+        postings = self.postings.get(key)
+        if postings is None:
+            postings = self.postings[key] = BitMap()
+        postings.add(column)
+
+    def discard(self, key: object, column: int) -> None:
+        postings = self.postings.get(key)
+        if postings is not None:
+            postings.discard(column)
+            if not postings:
+                del self.postings[key]
+
+    def get(self, key: object) -> BitMap | None:
+        return self.postings.get(key)
+
+    def __bool__(self) -> bool:
+        return bool(self.postings)
+
+
+class _Tests:
+    """Posting tables for one polarity (plain tests, or the vetoes of negated tests)."""
+
+    __slots__ = ("keys", "kinds", "ranges", "prefixes", "prefix_lengths")
+
+    def __init__(self) -> None:
+        self.keys = PostingTable()
+        self.kinds = PostingTable()
+        self.ranges = RangeIndex()
+        self.prefixes = PostingTable()
+        self.prefix_lengths: Counter[int] = Counter()
+
+    def add(self, column: int, criterion: Equals | OfType | InRange | HasPrefix) -> None:
+        if isinstance(criterion, Equals):
+            for key in criterion.keys:
+                self.keys.add(key, column)
+        elif isinstance(criterion, OfType):
+            self.kinds.add(criterion.kind, column)
+        elif isinstance(criterion, InRange):
+            self.ranges.add(
+                column,
+                criterion.low,
+                criterion.low_inclusive,
+                criterion.high,
+                criterion.high_inclusive,
+            )
+        else:
+            self.prefixes.add(criterion.prefix, column)
+            self.prefix_lengths[len(criterion.prefix)] += 1
+
+    def remove(self, column: int, criterion: Equals | OfType | InRange | HasPrefix) -> None:
+        if isinstance(criterion, Equals):
+            for key in criterion.keys:
+                self.keys.discard(key, column)
+        elif isinstance(criterion, OfType):
+            self.kinds.discard(criterion.kind, column)
+        elif isinstance(criterion, InRange):
+            self.ranges.remove(column)
+        else:
+            self.prefixes.discard(criterion.prefix, column)
+            self.prefix_lengths[len(criterion.prefix)] -= 1
+            if not self.prefix_lengths[len(criterion.prefix)]:
+                del self.prefix_lengths[len(criterion.prefix)]
+
+    def hits(self, kind: Kind, value: object) -> list[BitMap]:
+        """The posting bitmaps of every test here that the classified value meets."""
+        found: list[BitMap] = []
+        key = key_of(kind, value)
+        if key is not None and self.keys:
+            postings = self.keys.get(key)
+            if postings is not None:
+                found.append(postings)
+        if self.kinds:
+            postings = self.kinds.get(kind)
+            if postings is not None:
+                found.append(postings)
+        if kind is Kind.NUMBER and len(self.ranges) and value == value:
+            found.append(self.ranges.containing(value))
+        if kind is Kind.STRING and self.prefix_lengths:
+            text: str = value  # type: ignore[assignment]
+            for length in self.prefix_lengths:
+                if length <= len(text):
+                    postings = self.prefixes.get(text[:length])
+                    if postings is not None:
+                        found.append(postings)
+        return found
+
+
+class FieldSlot:
+    """One lane of one field: at most one test per conjunction column."""
+
+    __slots__ = ("field", "constrained", "_missing", "_negated", "_plain", "_vetoes", "_cache")
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+        self.constrained = BitMap()
+        """Every column with a test in this slot."""
+        self._missing = BitMap()  # columns whose test is "missing" (IS NULL)
+        self._negated = BitMap()  # columns whose test is "present and not C"
+        self._plain = _Tests()
+        self._vetoes = _Tests()
+        self._cache: dict[object, FrozenBitMap] = {}
+
+    def add(self, column: int, test: FieldTest) -> None:
+        self._cache.clear()
+        self.constrained.add(column)
+        criterion = test.criterion
+        if isinstance(criterion, Missing):
+            # "missing", or negated: "present" (present and not missing), which nothing vetoes.
+            (self._negated if test.negated else self._missing).add(column)
+            return
+        if test.negated:
+            self._negated.add(column)
+            self._vetoes.add(column, criterion)
+        else:
+            self._plain.add(column, criterion)
+
+    def remove(self, column: int, test: FieldTest) -> None:
+        self._cache.clear()
+        self.constrained.discard(column)
+        criterion = test.criterion
+        if isinstance(criterion, Missing):
+            (self._negated if test.negated else self._missing).discard(column)
+            return
+        if test.negated:
+            self._negated.discard(column)
+            self._vetoes.remove(column, criterion)
+        else:
+            self._plain.remove(column, criterion)
+
+    def __bool__(self) -> bool:
+        return bool(self.constrained)
+
+    def violated(self, kind: Kind, value: object) -> FrozenBitMap:
+        """The columns whose test in this slot fails for the classified value."""
+        if kind is Kind.MISSING:
+            cache_key: object = _MISSING_KEY
+        elif kind is Kind.NUMBER and value != value:
+            cache_key = _NAN_KEY
+        elif kind is Kind.OTHER:
+            cache_key = _OTHER_KEY
+        else:
+            cache_key = key_of(kind, value)
+        cached = self._cache.get(cache_key)
+        if cached is not None:
+            return cached
+        answer = FrozenBitMap(self.constrained - self._satisfied(kind, value))
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[cache_key] = answer
+        return answer
+
+    def _satisfied(self, kind: Kind, value: object) -> BitMap:
+        if kind is Kind.MISSING:
+            return self._missing
+        # Frozen when nothing is hit; '|=' below then makes a new bitmap instead of mutating.
+        satisfied = cast(BitMap, BitMap.union(_EMPTY, *self._plain.hits(kind, value)))
+        if self._negated:
+            vetoes = self._vetoes.hits(kind, value)
+            satisfied |= self._negated.difference(*vetoes) if vetoes else self._negated
+        return satisfied
+
+    def columns(self) -> Iterable[int]:
+        return iter(self.constrained)
+
+
+_MISSING_KEY = ("missing",)
+_NAN_KEY = ("nan",)
+_OTHER_KEY = ("other",)

@@ -8,27 +8,36 @@ of subscriptions. See README.md and docs/ for the tour.
 from bitsift.errors import (
     BitsiftError,
     IndexFileError,
+    MessageError,
     SelectorSyntaxError,
     SubscriptionFileError,
     TopicNameError,
     TopicPatternError,
     UnknownSubscriptionError,
 )
+from bitsift.index.subscriptions import SubscriptionIndex
+from bitsift.models import Subscription
 from bitsift.selectors.limits import Limits
 from bitsift.selectors.parser import parse
 from bitsift.selectors.selector import Selector
 from bitsift.selectors.topics import TopicPattern
+from bitsift.subscription_files import load_subscriptions, save_subscriptions
 
 __all__ = [
     "BitsiftError",
     "IndexFileError",
     "Limits",
+    "MessageError",
     "Selector",
     "SelectorSyntaxError",
+    "Subscription",
     "SubscriptionFileError",
+    "SubscriptionIndex",
     "TopicNameError",
     "TopicPattern",
     "TopicPatternError",
     "UnknownSubscriptionError",
+    "load_subscriptions",
     "parse",
+    "save_subscriptions",
 ]

@@ -125,6 +125,6 @@ class SubscriptionFileError(BitsiftError, ValueError):
     def __init__(self, path: str, problems: list[str]) -> None:
         self.path = path
         self.problems = problems
-        listing = "\n".join(f"  - {problem}" for problem in problems)
+        listing = "\n".join(f"  - {problem}".replace("\n", "\n    ") for problem in problems)
         count = len(problems)
         super().__init__(f"{path}: {count} bad subscription{'s' if count != 1 else ''}\n{listing}")

@@ -260,7 +260,7 @@ class _SelectorMaker:
         if kind < 0.05:
             # A term no index can serve: the residual check must decide it.
             threshold = r.choice((100_000, 1_000_000, 5_000_000))
-            return f"{self.conjunction(target * 4)} AND price * qty > {threshold}"
+            return f"{self.conjunction(target)} AND price * qty > {threshold}"
         if kind < 0.2:
             return f"({self.conjunction(target / 2)}) OR ({self.conjunction(target / 2)})"
         return self.conjunction(target)

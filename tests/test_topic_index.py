@@ -26,6 +26,7 @@ from topic_data import (
 )
 
 from bitsift.errors import BitsiftError, UnknownSubscriptionError
+from bitsift.index import topic_tables
 from bitsift.index.topic_tables import normal_form
 from bitsift.index.topics import TopicIndex
 from bitsift.selectors.topics import TopicPattern, TopicSyntax
@@ -85,18 +86,50 @@ def test_normal_form_rewrites_wildcard_runs_as_qpid_does(
 # --- hypothesis: the index equals the reference loop ------------------------------------------
 
 
-@given(st.lists(topic_patterns(), max_size=40), st.lists(any_topics(), max_size=20))
-def test_many_patterns_at_once(patterns: list[TopicPattern], topics: list[str]) -> None:
+@given(
+    st.lists(topic_patterns(), max_size=40),
+    st.lists(any_topics(), max_size=20),
+    st.sampled_from([0, topic_tables.SPARSE_RESULT]),
+)
+def test_many_patterns_at_once(
+    patterns: list[TopicPattern], topics: list[str], sparse: int
+) -> None:
+    """Also with every result taken from the compressed rows after the bitsets (``sparse=0``)."""
     index = TopicIndex(cache_size=8)
     for column, pattern in enumerate(patterns):
         index.add(column * 3, pattern)  # columns need not be dense
-    for topic in topics + topics:
-        expected = [
-            column * 3
-            for column, pattern in enumerate(patterns)
-            if reference_matches(pattern, topic)
-        ]
-        assert list(index.match(topic)) == expected
+    default, topic_tables.SPARSE_RESULT = topic_tables.SPARSE_RESULT, sparse
+    try:
+        for topic in topics + topics:
+            expected = [
+                column * 3
+                for column, pattern in enumerate(patterns)
+                if reference_matches(pattern, topic)
+            ]
+            assert list(index.match(topic)) == expected
+    finally:
+        topic_tables.SPARSE_RESULT = default
+
+
+def check_mirror(tables: topic_tables.PositionTables) -> None:
+    """White box: every uncompressed row holds exactly the columns of its compressed twin."""
+    if not tables.keeps_bitsets:
+        return
+    column_of = tables._column_of
+
+    def columns(bits: int) -> set[int]:
+        found = {column_of[slot] for slot in range(bits.bit_length()) if bits >> slot & 1}
+        assert -1 not in found, "a free slot is still set"
+        return found
+
+    assert columns(tables._bit_with_hash) == set(tables._with_hash)
+    assert columns(tables._bit_without_hash) == set(tables._without_hash)
+    for position in tables._positions:
+        assert position.rows.keys() == position.bit_rows.keys()
+        for word, row in position.rows.items():
+            assert columns(position.bit_rows[word]) == set(row), word
+        assert columns(position.bit_rows.other) == set(position.other)
+        assert columns(position.bit_null) == set(position.null)
 
 
 COLUMNS = st.integers(min_value=0, max_value=11)
@@ -108,7 +141,11 @@ class TopicIndexMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.model: dict[int, TopicPattern] = {}
-        self.indexes = [TopicIndex(cache_size=3), TopicIndex(cache_size=0)]
+        self.indexes = [
+            TopicIndex(cache_size=3),
+            TopicIndex(cache_size=0, bitset_budget=0),  # compressed rows only
+            TopicIndex(cache_size=0, bitset_budget=400),  # drops its bitsets and takes them back
+        ]
 
     @rule(column=COLUMNS, pattern=topic_patterns())
     def add(self, column: int, pattern: TopicPattern) -> None:
@@ -134,6 +171,12 @@ class TopicIndexMachine(RuleBasedStateMachine):
         for index in self.indexes:
             assert list(index.match(topic)) == expected
             assert list(index.match(topic)) == expected  # from the cache, when there is one
+
+    @invariant()
+    def bitsets_mirror_the_bitmaps(self) -> None:
+        for index in self.indexes:
+            for side in (index._amqp, index._mqtt):
+                check_mirror(side.tables)
 
     @invariant()
     def same_size(self) -> None:
@@ -182,21 +225,22 @@ def test_results_are_frozen_and_shared_with_the_cache() -> None:
     assert isinstance(TopicIndex(cache_size=0).match("a"), FrozenBitMap)
 
 
-def test_cache_is_bounded_and_least_recently_used() -> None:
+def test_cache_is_bounded_and_first_in_first_out() -> None:
     index = TopicIndex(cache_size=3)
     index.add(0, amqp("#"))
     index.add(1, mqtt("#"))
     first = {topic: index.match(topic) for topic in ["t1", "t2", "t3"]}
-    assert index.match("t1") is first["t1"]  # t1 is now the most recently used
-    index.match("t4")  # evicts t2, the least recently used
+    assert index.match("t1") is first["t1"]  # a hit changes nothing
+    index.match("t4")  # evicts t1, the oldest
     assert index.cached == 3
-    assert index.match("t1") is first["t1"] and index.match("t3") is first["t3"]
-    assert index.match("t2") is not first["t2"] and index.match("t2") == first["t2"]
+    assert index.match("t2") is first["t2"] and index.match("t3") is first["t3"]
+    assert index.match("t1") is not first["t1"] and index.match("t1") == first["t1"]
     for number in range(100):
         index.match(f"x{number}")
     assert index.cached == 3
     index.match("y" * 2000)  # long topics are matched but not cached
-    assert index.match("y" * 2000) is not index.match("y" * 2000)
+    assert list(index.match("y" * 2000)) == [1] and index.cached == 3
+    assert "y" * 2000 not in index._cache  # type: ignore[operator]
     index.clear_cache()
     assert index.cached == 0
 
@@ -246,6 +290,8 @@ def test_removing_an_unknown_column() -> None:
 def test_wrong_arguments() -> None:
     with pytest.raises(ValueError):
         TopicIndex(cache_size=-1)
+    with pytest.raises(ValueError):
+        TopicIndex(bitset_budget=-1)
     index = TopicIndex()
     with pytest.raises(TypeError):
         index.add("1", amqp("a"))  # type: ignore[arg-type]
@@ -261,7 +307,7 @@ def test_wrong_arguments() -> None:
 
 
 def test_pickles_as_its_patterns() -> None:
-    index = TopicIndex(cache_size=7)
+    index = TopicIndex(cache_size=7, bitset_budget=3)
     for column, pattern in enumerate([amqp("a.#.b"), mqtt("+/b"), amqp(""), mqtt("$share/g/#")]):
         index.add(column * 2, pattern)
     copy = pickle.loads(pickle.dumps(index))
@@ -289,3 +335,16 @@ def test_long_topics_and_long_patterns() -> None:
     assert list(index.match(".".join(["a"] * 128))) == [2]
     index.remove(0)
     assert list(index.match("/".join(["a"] * 1000))) == [1]
+
+
+def test_a_removed_pattern_leaves_no_bit_behind() -> None:
+    for bitset_budget in (0, 100):
+        index = TopicIndex(cache_size=0, bitset_budget=bitset_budget)
+        index.add(0, amqp("a.b.#"))
+        index.add(1, amqp("a.*"))
+        index.add(2, amqp("*.b"))
+        assert list(index.match("a.b")) == [0, 1, 2]
+        index.remove(0)
+        assert list(index.match("a.b")) == [1, 2]
+        index.add(3, amqp("c.*"))  # takes the freed slot
+        assert list(index.match("a.b")) == [1, 2] and list(index.match("c.b")) == [2, 3]

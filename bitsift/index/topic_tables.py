@@ -18,6 +18,20 @@ Matching ANDs one row per position of the topic, stopping at an empty result. ``
 grow from one position to the next, so of the trailing null positions only the first is ANDed
 (the seed's "skip the second and later nulls"). Positions past the last table need no row: only a
 pattern with a trailing ``#`` can match a topic longer than every pattern without one.
+
+Each row is kept twice. The :class:`pyroaring.BitMap` rows are the truth and scale to any number
+of patterns. While the rows fit in ``bitset_budget`` bytes as uncompressed bitsets (a Python int
+per row, one bit per pattern in a dense *slot* numbering, as OpenAMQ kept them), the tables keep
+those too: ANDing two ints of 10,000 bits is one branch-free C loop over 1.3 KB, many times
+cheaper than a roaring AND of two arrays of random columns, whose merge mispredicts a branch on
+every other element. The int rows answer first. When few patterns match (the usual case) their
+bits become the result directly; when many match, the roaring rows compute it, because turning
+many bits into a bitmap one by one in Python costs more than the roaring ANDs.
+
+The budget bounds memory whatever the patterns: bitsets cost (rows x patterns / 8) bytes, and a
+stream of patterns with distinct words makes the rows grow with the patterns. Before an add that
+could pass the budget, the tables drop their bitsets and carry on with the roaring rows alone,
+whose size is proportional to the patterns; the bitsets come back once the tables are empty.
 """
 
 from __future__ import annotations
@@ -25,11 +39,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from pyroaring import BitMap
+from pyroaring import BitMap, FrozenBitMap
 
 from bitsift.selectors.topics import Token, Wildcard
 
-__all__ = ["PositionTables", "normal_form", "positional_form"]
+__all__ = ["BITSET_BUDGET", "PositionTables", "normal_form", "positional_form"]
+
+BITSET_BUDGET = 16 * 2**20
+"""Default bytes the uncompressed bitsets of one syntax's tables may take (16 MiB)."""
+_INT_OVERHEAD = 32
+"""Bytes a Python int costs beyond its digits, roughly: the budget's per-row charge."""
+SPARSE_RESULT = 16
+"""Up to this many matches, the result is read straight from the uncompressed bitsets."""
 
 
 def normal_form(tokens: Sequence[Token]) -> tuple[Token, ...]:
@@ -72,38 +93,93 @@ def positional_form(tokens: Sequence[Token]) -> tuple[tuple[Token, ...], bool] |
     return fixed, ends_in_many
 
 
+class _BitRows(dict[str, int]):
+    """Word -> uncompressed row at one position; a word no pattern uses there reads ``other``.
+
+    ``rows[word]`` is one dictionary subscript in C whether or not the word is known, which is
+    what the match loop wants: no method call, no attribute lookup for the default.
+    """
+
+    __slots__ = ("other",)
+
+    def __init__(self, other: int) -> None:
+        super().__init__()
+        self.other = other
+
+    def __missing__(self, word: str) -> int:
+        return self.other
+
+
 class _Position:
     """The table for one constituent position; see the module docstring for what each row holds."""
 
-    __slots__ = ("rows", "other", "null", "one", "cover", "literal_users")
+    __slots__ = ("rows", "other", "null", "literal_users", "bit_rows", "bit_null")
 
-    def __init__(self, null: BitMap, cover: BitMap) -> None:
+    def __init__(self, null: BitMap, other: BitMap, bit_null: int, bit_other: int) -> None:
         self.rows: dict[str, BitMap] = {}
         self.literal_users: Counter[str] = Counter()
-        self.one = BitMap()
-        """Columns with a single-word wildcard here."""
-        self.cover = cover
-        """Columns whose trailing '#' starts here or earlier."""
-        self.other = BitMap(cover)
+        self.other = other
         self.null = null
+        self.bit_rows = _BitRows(bit_other)
+        self.bit_null = bit_null
 
-    def set_everywhere(self, column: int, *, null: bool) -> None:
+    def add_literal(self, word: str, column: int, bit: int) -> None:
+        row = self.rows.get(word)
+        if row is None:
+            # A new word here is a word every wildcard here accepts: it starts as ``other``.
+            row = self.rows[word] = BitMap(self.other)
+            self.bit_rows[word] = self.bit_rows.other
+        row.add(column)
+        self.bit_rows[word] |= bit
+        self.literal_users[word] += 1
+
+    def remove_literal(self, word: str, column: int, bit: int) -> None:
+        self.literal_users[word] -= 1
+        if self.literal_users[word]:
+            self.rows[word].discard(column)
+            self.bit_rows[word] &= ~bit
+        else:
+            del self.literal_users[word], self.rows[word], self.bit_rows[word]
+
+    def set_everywhere(self, column: int, bit: int, *, null: bool) -> None:
         self.other.add(column)
         for row in self.rows.values():
             row.add(column)
+        if bit:
+            bit_rows = self.bit_rows
+            bit_rows.other |= bit
+            for word, value in bit_rows.items():
+                bit_rows[word] = value | bit
         if null:
             self.null.add(column)
+            self.bit_null |= bit
 
-    def clear_everywhere(self, column: int, *, null: bool) -> None:
+    def clear_everywhere(self, column: int, bit: int, *, null: bool) -> None:
         self.other.discard(column)
         for row in self.rows.values():
             row.discard(column)
+        if bit:
+            bit_rows = self.bit_rows
+            bit_rows.other &= ~bit
+            for word, value in bit_rows.items():
+                bit_rows[word] = value & ~bit
         if null:
             self.null.discard(column)
+            self.bit_null &= ~bit
+
+    def forget_bits(self) -> None:
+        self.bit_rows.other = self.bit_null = 0
+        for word in self.bit_rows:
+            self.bit_rows[word] = 0
 
 
 class PositionTables:
-    """The tables for one syntax. Columns are added and removed one at a time; nothing rebuilds."""
+    """The tables for one syntax. Columns are added and removed one at a time; nothing rebuilds.
+
+    ``bitset_budget``: the bytes the uncompressed bitsets may take (see the module docstring);
+    past it they are dropped, and come back only once the tables are empty again (so nothing is
+    ever rebuilt). 0 never keeps them.
+    """
 
     __slots__ = (
         "_positions",
@@ -114,12 +190,23 @@ class PositionTables:
         "_lengths",
         "_exact_lengths",
         "_longest_exact",
+        "_bitset_budget",
+        "_row_count",
+        "_bit_tables",
+        "_slot_of",
+        "_column_of",
+        "_free_slots",
+        "_bit_with_hash",
+        "_bit_without_hash",
+        "_singles",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, bitset_budget: int = BITSET_BUDGET) -> None:
         self._positions: list[_Position] = []
         self._lookups: list[tuple[dict[str, BitMap], BitMap]] = []
         """``(rows, other)`` per position: what ``match`` reads, without attribute lookups."""
+        self._bit_tables: list[_BitRows] = []
+        """The uncompressed rows of each position, likewise."""
         self._with_hash = BitMap()
         """Columns whose pattern ends in '#'."""
         self._without_hash = BitMap()
@@ -130,6 +217,17 @@ class PositionTables:
         self._exact_lengths: Counter[int] = Counter()
         """The same, for patterns without a trailing '#' only."""
         self._longest_exact = -1
+        self._bitset_budget = bitset_budget
+        self._row_count = 0
+        """How many int rows the positions hold (each word row, ``other`` and ``null``)."""
+        self._slot_of: dict[int, int] | None = {} if bitset_budget > 0 else None
+        """Column -> bit in the uncompressed rows; ``None`` while those are not kept."""
+        self._column_of: list[int] = []
+        """Slot -> column (-1 for a free slot)."""
+        self._free_slots: list[int] = []
+        self._bit_with_hash = self._bit_without_hash = 0
+        self._singles: dict[int, FrozenBitMap] = {}
+        """Slot -> the frozen bitmap of its column alone, made when first returned."""
 
     def __len__(self) -> int:
         return len(self._with_hash) + len(self._without_hash)
@@ -139,33 +237,45 @@ class PositionTables:
         """Columns whose pattern starts with a wildcard. Read only."""
         return self._leading_wildcard
 
+    @property
+    def keeps_bitsets(self) -> bool:
+        """Whether the uncompressed rows are kept (see the class docstring)."""
+        return self._slot_of is not None
+
     def add(self, column: int, fixed: Sequence[Token], ends_in_many: bool) -> None:
         """Set ``column``'s bits for the pattern ``fixed`` (+ ``#`` if ``ends_in_many``)."""
         length = len(fixed)
+        if self._slot_of is not None:
+            # At most two rows per new position and one per literal word: if that could pass the
+            # budget, drop the bitsets before making any of them.
+            new_rows = 2 * max(0, length - len(self._positions)) + length
+            slots = len(self._column_of) + (0 if self._free_slots else 1)
+            row_bytes = (slots + 7) // 8 + _INT_OVERHEAD
+            if (self._row_count + new_rows + 2) * row_bytes > self._bitset_budget:
+                self._forget_bits()
+        bit = self._take_slot(column)
         while len(self._positions) < length:
             self._grow()
         for position, token in zip(self._positions, fixed, strict=False):
             if token is Wildcard.ONE:
-                position.one.add(column)
-                position.set_everywhere(column, null=False)
+                position.set_everywhere(column, bit, null=False)
             else:
                 assert isinstance(token, str)
-                row = position.rows.get(token)
-                if row is None:
-                    # A new word: it is a word every wildcard here accepts, like ``other``.
-                    row = position.rows[token] = BitMap(position.other)
-                row.add(column)
-                position.literal_users[token] += 1
+                if token not in position.rows:
+                    self._row_count += 1
+                position.add_literal(token, column, bit)
         for position in self._positions[length:]:
             if ends_in_many:
-                position.cover.add(column)
-                position.set_everywhere(column, null=True)
+                position.set_everywhere(column, bit, null=True)
             else:
                 position.null.add(column)
+                position.bit_null |= bit
         if ends_in_many:
             self._with_hash.add(column)
+            self._bit_with_hash |= bit
         else:
             self._without_hash.add(column)
+            self._bit_without_hash |= bit
             self._exact_lengths[length] += 1
             self._longest_exact = max(self._longest_exact, length)
         first = fixed[0] if fixed else (Wildcard.MANY if ends_in_many else "")
@@ -175,27 +285,28 @@ class PositionTables:
 
     def remove(self, column: int, fixed: Sequence[Token], ends_in_many: bool) -> None:
         """Clear every bit :meth:`add` set for ``column`` with the same arguments."""
+        bit = self._release_slot(column)
         length = len(fixed)
         for position, token in zip(self._positions, fixed, strict=False):
             if token is Wildcard.ONE:
-                position.one.discard(column)
-                position.clear_everywhere(column, null=False)
+                position.clear_everywhere(column, bit, null=False)
             else:
                 assert isinstance(token, str)
-                position.rows[token].discard(column)
-                position.literal_users[token] -= 1
-                if not position.literal_users[token]:
-                    del position.literal_users[token], position.rows[token]
+                position.remove_literal(token, column, bit)
+                if token not in position.rows:
+                    self._row_count -= 1
         for position in self._positions[length:]:
             if ends_in_many:
-                position.cover.discard(column)
-                position.clear_everywhere(column, null=True)
+                position.clear_everywhere(column, bit, null=True)
             else:
                 position.null.discard(column)
+                position.bit_null &= ~bit
         if ends_in_many:
             self._with_hash.discard(column)
+            self._bit_with_hash &= ~bit
         else:
             self._without_hash.discard(column)
+            self._bit_without_hash &= ~bit
             self._exact_lengths[length] -= 1
             if not self._exact_lengths[length]:
                 del self._exact_lengths[length]
@@ -206,7 +317,39 @@ class PositionTables:
             del self._lengths[length]
             # Tables past the longest remaining pattern would only cost ANDs: drop them.
             longest = max(self._lengths, default=0)
-            del self._positions[longest:], self._lookups[longest:]
+            for dropped in self._positions[longest:]:
+                self._row_count -= 2 + len(dropped.rows)
+            del self._positions[longest:], self._lookups[longest:], self._bit_tables[longest:]
+        if not self._lengths and self._slot_of is None and self._bitset_budget > 0:
+            self._slot_of, self._column_of, self._free_slots = {}, [], []  # empty: keep them again
+
+    def _take_slot(self, column: int) -> int:
+        """The bit for a new column in the uncompressed rows, or 0 when they are not kept."""
+        if self._slot_of is None:
+            return 0
+        slot = self._free_slots.pop() if self._free_slots else len(self._column_of)
+        if slot == len(self._column_of):
+            self._column_of.append(column)
+        else:
+            self._column_of[slot] = column
+        self._slot_of[column] = slot
+        return 1 << slot
+
+    def _release_slot(self, column: int) -> int:
+        if self._slot_of is None:
+            return 0
+        slot = self._slot_of.pop(column)
+        self._column_of[slot] = -1
+        self._singles.pop(slot, None)
+        self._free_slots.append(slot)
+        return 1 << slot
+
+    def _forget_bits(self) -> None:
+        self._slot_of = None
+        self._column_of, self._free_slots, self._singles = [], [], {}
+        self._bit_with_hash = self._bit_without_hash = 0
+        for position in self._positions:
+            position.forget_bits()
 
     def _grow(self) -> None:
         """Add the table for the next position, holding the columns already present.
@@ -215,13 +358,65 @@ class PositionTables:
         (every row, ``null`` included) and each other column wants no word there (``null``).
         """
         position = _Position(
-            null=self._without_hash | self._with_hash, cover=BitMap(self._with_hash)
+            null=self._without_hash | self._with_hash,
+            other=BitMap(self._with_hash),
+            bit_null=self._bit_without_hash | self._bit_with_hash,
+            bit_other=self._bit_with_hash,
         )
         self._positions.append(position)
         self._lookups.append((position.rows, position.other))
+        self._bit_tables.append(position.bit_rows)
+        self._row_count += 2
 
-    def match(self, words: Sequence[str]) -> BitMap | None:
-        """The columns whose patterns match a topic of these words: a new bitmap, or ``None``."""
+    def match(self, words: Sequence[str]) -> BitMap | FrozenBitMap | None:
+        """The columns whose patterns match a topic of these words, or ``None`` for none.
+
+        The result is new: a :class:`FrozenBitMap` when read from the bitsets, else a bitmap the
+        caller may change.
+        """
+        if self._slot_of is None:
+            return self._match_bitmaps(words)
+        # The uncompressed rows first: the same steps as _match_bitmaps, on ints.
+        count = len(words)
+        bits = -1  # every slot
+        if count > self._longest_exact:
+            bits = self._bit_with_hash
+            if not bits:
+                return None
+        # zip(strict=False) costs twice a plain zip here, and the lengths differ on purpose.
+        for word, rows in zip(words, self._bit_tables):  # noqa: B905
+            bits &= rows[word]
+            if not bits:
+                return None
+        positions = self._positions
+        if count < len(positions):
+            bits &= positions[count].bit_null
+            if not bits:
+                return None
+        elif bits == -1:
+            bits = self._bit_without_hash | self._bit_with_hash
+            if not bits:
+                return None
+        matched = bits.bit_count()
+        if matched == 1:
+            # One match, the commonest non-empty answer: a frozen bitmap can be shared.
+            top = bits.bit_length() - 1
+            single = self._singles.get(top)
+            if single is None:
+                column = self._column_of[top]
+                single = self._singles[top] = FrozenBitMap((column,), optimize=False)
+            return single
+        if matched > SPARSE_RESULT:
+            return self._match_bitmaps(words)  # many matches: the roaring rows are quicker
+        column_of = self._column_of
+        found = []
+        while bits:
+            top = bits.bit_length() - 1
+            found.append(column_of[top])
+            bits ^= 1 << top
+        return FrozenBitMap(found, optimize=False)
+
+    def _match_bitmaps(self, words: Sequence[str]) -> BitMap | None:
         count = len(words)
         result: BitMap | None = None
         if count > self._longest_exact:
@@ -229,7 +424,7 @@ class PositionTables:
             if not self._with_hash:
                 return None
             result = BitMap(self._with_hash, optimize=False)
-        for word, (rows, other) in zip(words, self._lookups, strict=False):
+        for word, (rows, other) in zip(words, self._lookups):  # noqa: B905 (see match)
             row = rows.get(word, other)
             if result is None:
                 result = BitMap(row, optimize=False)

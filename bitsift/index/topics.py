@@ -24,20 +24,23 @@ none of that syntax's patterns. One message goes to subscribers of both kinds, a
 answer also never depends on which other patterns happen to be indexed. Callers that want to
 reject bad topics call :func:`bitsift.selectors.topics.check_topic_name` first.
 
-A bounded LRU cache maps recent topics to their results (OpenAMQ and NATS keep one too), so a
-repeated topic costs one dictionary lookup. Adding or removing a literal pattern evicts just its
-topic; any other change empties the cache. Results are :class:`pyroaring.FrozenBitMap`, shared
-with the cache, so callers cannot change them by accident.
+A bounded cache maps recent topics to their results (OpenAMQ and NATS keep one too), so a
+repeated topic costs one dictionary lookup. It evicts first in, first out: a hit then does no
+bookkeeping at all (an LRU's move-to-end costs a third of a hit), and a hot topic that falls out
+is recomputed once and cached again. Topics over 1,024 characters are never cached, so the cache
+holds at most ``cache_size`` x 1 KiB of keys plus their results, whatever the stream. Adding or
+removing a literal pattern evicts just its topic; any other change empties the cache. Results are
+:class:`pyroaring.FrozenBitMap`, shared with the cache, so callers cannot change them by accident.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections.abc import Iterable
 
 from pyroaring import BitMap, FrozenBitMap
 
 from bitsift.errors import UnknownSubscriptionError
-from bitsift.index.topic_tables import PositionTables, normal_form, positional_form
+from bitsift.index.topic_tables import BITSET_BUDGET, PositionTables, normal_form, positional_form
 from bitsift.index.topic_trie import PatternTrie
 from bitsift.selectors.topics import (
     AMQP_MAX_BYTES,
@@ -60,9 +63,9 @@ class _Side:
 
     __slots__ = ("exact", "tables", "trie", "count")
 
-    def __init__(self) -> None:
+    def __init__(self, bitset_budget: int) -> None:
         self.exact: dict[str, BitMap] = {}
-        self.tables = PositionTables()
+        self.tables = PositionTables(bitset_budget)
         self.trie = PatternTrie()
         self.count = 0
 
@@ -91,21 +94,22 @@ class _Side:
                 self.tables.remove(column, *form)
         self.count -= 1
 
-    def add_exact(self, result: BitMap | None, topic: str) -> BitMap | None:
-        hit = self.exact.get(topic)
-        if hit is None:
-            return result
-        if result is None:
-            return BitMap(hit, optimize=False)
-        result |= hit
-        return result
+
+def _with_exact(result: BitMap | FrozenBitMap | None, hit: BitMap) -> BitMap | FrozenBitMap:
+    """``result`` plus the columns of a literal pattern equal to the topic."""
+    if result is None:
+        return FrozenBitMap(hit, optimize=False)
+    if isinstance(result, FrozenBitMap):
+        result = BitMap(result, optimize=False)
+    result |= hit
+    return result
 
 
 class _AmqpSide(_Side):
     __slots__ = ()
 
-    def match(self, topic: str) -> BitMap | None:
-        """A new bitmap of the matching AMQP columns, or ``None``."""
+    def match(self, topic: str) -> BitMap | FrozenBitMap | None:
+        """The matching AMQP columns (a new bitmap), or ``None``."""
         if len(topic) > AMQP_MAX_BYTES or not topic.isascii():
             if not is_topic_name(topic, "amqp"):
                 return None
@@ -117,27 +121,42 @@ class _AmqpSide(_Side):
                 if result is None:
                     result = more
                 else:
+                    if isinstance(result, FrozenBitMap):
+                        result = BitMap(result, optimize=False)
                     result |= more
-        return self.add_exact(result, topic)
+        hit = self.exact.get(topic)
+        return result if hit is None else _with_exact(result, hit)
 
 
 class _MqttSide(_Side):
     __slots__ = ()
 
-    def match(self, topic: str) -> BitMap | None:
-        """A new bitmap of the matching MQTT columns, or ``None``."""
+    def match(self, topic: str) -> BitMap | FrozenBitMap | None:
+        """The matching MQTT columns (a new bitmap), or ``None``."""
         if not topic or "+" in topic or "#" in topic or "\x00" in topic:
             return None
-        if len(topic) > MQTT_MAX_BYTES or not topic.isascii():
+        if not topic.isascii() or len(topic) > MQTT_MAX_BYTES:
             if not is_topic_name(topic, "mqtt"):
                 return None
         result = self.tables.match(topic.split("/"))
         if result is not None and topic[0] == "$":
             # MQTT 4.7.2: a filter starting with a wildcard never matches a '$' topic.
-            result -= self.tables.leading_wildcard
+            result = BitMap(result, optimize=False) - self.tables.leading_wildcard
             if not result:
                 result = None
-        return self.add_exact(result, topic)
+        hit = self.exact.get(topic)
+        return result if hit is None else _with_exact(result, hit)
+
+
+def _union(parts: Iterable[BitMap | FrozenBitMap | None]) -> FrozenBitMap:
+    """The union of the parts that are not ``None``, as a new frozen bitmap (or the empty one)."""
+    found = [part for part in parts if part is not None]
+    if not found:
+        return _EMPTY
+    if len(found) == 1:
+        (only,) = found
+        return only if isinstance(only, FrozenBitMap) else FrozenBitMap(only, optimize=False)
+    return FrozenBitMap(found[0].union(*found[1:]), optimize=False)
 
 
 class TopicIndex:
@@ -145,7 +164,10 @@ class TopicIndex:
 
     The caller chooses the column numbers (the subscription index reuses freed ones). A column
     holds one pattern; adding to a taken column replaces its pattern. ``cache_size`` bounds the
-    result cache (0 turns it off).
+    result cache (0 turns it off). ``bitset_budget`` is how many bytes per syntax the tables may
+    spend on uncompressed bitsets beside the compressed rows (0 never keeps them; see
+    :mod:`~bitsift.index.topic_tables`): within it matching is faster, past it memory stays
+    proportional to the patterns.
 
     >>> from bitsift.selectors.topics import TopicPattern
     >>> index = TopicIndex()
@@ -162,18 +184,20 @@ class TopicIndex:
     []
     """
 
-    __slots__ = ("_patterns", "_amqp", "_mqtt", "_sides", "_cache", "_cache_size")
+    __slots__ = ("_patterns", "_amqp", "_mqtt", "_sides", "_cache", "_cache_size", "_bitset_budget")
 
-    def __init__(self, cache_size: int = 4096) -> None:
-        if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 0:
-            raise ValueError(f"cache_size must be a non-negative integer, not {cache_size!r}")
+    def __init__(self, cache_size: int = 4096, *, bitset_budget: int = BITSET_BUDGET) -> None:
+        for name, value in (("cache_size", cache_size), ("bitset_budget", bitset_budget)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
         self._patterns: dict[int, TopicPattern] = {}
-        self._amqp = _AmqpSide()
-        self._mqtt = _MqttSide()
+        self._bitset_budget = bitset_budget
+        self._amqp = _AmqpSide(bitset_budget)
+        self._mqtt = _MqttSide(bitset_budget)
         self._sides: tuple[_AmqpSide | _MqttSide, ...] = ()
         """The sides holding at least one pattern: the others cost nothing per topic."""
         self._cache_size = cache_size
-        self._cache: OrderedDict[str, FrozenBitMap] | None = OrderedDict() if cache_size else None
+        self._cache: dict[str, FrozenBitMap] | None = {} if cache_size else None
 
     def __len__(self) -> int:
         return len(self._patterns)
@@ -225,31 +249,31 @@ class TopicIndex:
     def match(self, topic: str) -> FrozenBitMap:
         """The columns whose patterns match ``topic``, each under its own syntax's rules."""
         cache = self._cache
-        if cache is None:
-            return self._compute(topic)
-        result = cache.get(topic)
-        if result is not None:
-            cache.move_to_end(topic)
-            return result
-        result = self._compute(topic)
-        if len(topic) <= _LARGEST_CACHED_TOPIC:
-            cache[topic] = result
-            if len(cache) > self._cache_size:
-                cache.popitem(last=False)
-        return result
-
-    def _compute(self, topic: str) -> FrozenBitMap:
+        if cache is not None:
+            try:
+                cached = cache.get(topic)
+            except TypeError:  # unhashable: reported just below
+                cached = None
+            if cached is not None:
+                return cached
         if not isinstance(topic, str):
             raise TypeError(f"a topic must be a str, not {type(topic).__name__}")
-        result: BitMap | None = None
-        for side in self._sides:
-            part = side.match(topic)
-            if part is not None:
-                if result is None:
-                    result = part
-                else:
-                    result |= part
-        return _EMPTY if result is None else FrozenBitMap(result, optimize=False)
+        sides = self._sides
+        if len(sides) == 1:  # the usual case, kept free of the union's steps
+            part = sides[0].match(topic)
+            if part is None:
+                result = _EMPTY
+            elif isinstance(part, FrozenBitMap):
+                result = part
+            else:
+                result = FrozenBitMap(part, optimize=False)
+        else:
+            result = _union(side.match(topic) for side in sides)
+        if cache is not None and len(topic) <= _LARGEST_CACHED_TOPIC:
+            cache[topic] = result
+            if len(cache) > self._cache_size:
+                del cache[next(iter(cache))]  # the oldest entry
+        return result
 
     def _side(self, syntax: TopicSyntax) -> _AmqpSide | _MqttSide:
         return self._amqp if syntax == "amqp" else self._mqtt
@@ -263,11 +287,14 @@ class TopicIndex:
                 self._cache.clear()
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self._cache_size, list(self._patterns.items())))
+        state = (self._cache_size, self._bitset_budget, list(self._patterns.items()))
+        return (_rebuild, state)
 
 
-def _rebuild(cache_size: int, patterns: list[tuple[int, TopicPattern]]) -> TopicIndex:
-    index = TopicIndex(cache_size)
+def _rebuild(
+    cache_size: int, bitset_budget: int, patterns: list[tuple[int, TopicPattern]]
+) -> TopicIndex:
+    index = TopicIndex(cache_size, bitset_budget=bitset_budget)
     for column, pattern in patterns:
         index.add(column, pattern)
     return index

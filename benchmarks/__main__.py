@@ -16,6 +16,8 @@ from benchmarks.harness import Result, table, write_results
 # name -> module under benchmarks/, in the order of shared/BENCHMARKS.md; later issues add theirs.
 WORKLOADS: dict[str, str] = {
     "parse": "benchmarks.parse_evaluate",
+    "openamq": "benchmarks.w1_openamq",
+    "mqtt": "benchmarks.w4_mqtt",
 }
 
 

@@ -318,18 +318,10 @@ def w3_subscriptions(count: int, seed: int = 0, *, clients: int = 50) -> list[Su
 
 
 def write_w3_subscriptions(path: str | Path, count: int, seed: int = 0) -> Path:
-    """Write ``count`` W3 subscriptions as a JSON subscription file and return the path."""
+    """Write ``count`` W3 subscriptions as a subscription file (JSON or YAML by suffix)."""
+    from bitsift.subscription_files import save_subscriptions
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    entries = [
-        {
-            key: value
-            for key, value in subscription.model_dump().items()
-            if key in ("id", "selector", "topic", "client") and value is not None
-        }
-        for subscription in w3_subscriptions(count, seed)
-    ]
-    temporary = target.with_name(target.name + ".tmp")
-    temporary.write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
-    temporary.replace(target)
+    save_subscriptions(w3_subscriptions(count, seed), target)
     return target

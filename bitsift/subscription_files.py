@@ -11,18 +11,20 @@ Limits, because a file may come from someone we do not trust: at most
 are refused (an alias bomb expands a small file into gigabytes).
 
 >>> import tempfile, pathlib
+>>> import bitsift
 >>> from bitsift import Subscription, load_subscriptions, save_subscriptions
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> save_subscriptions([Subscription(id="a", selector="x > 1")], folder / "subs.yaml")
 >>> [sub.id for sub in load_subscriptions(folder / "subs.yaml")]
 ['a']
 >>> _ = (folder / "bad.json").write_text('[{"id": "a", "selector": "x >"}, {"id": ""}]')
->>> load_subscriptions(folder / "bad.json")
-Traceback (most recent call last):
-  ...
-bitsift.errors.SubscriptionFileError: ...bad.json: 2 bad subscriptions
-  - entry 1 (line 1), selector: the selector ends too early: expected a property name, a literal, '(' or NOT (line 1, column 4 of the selector)
-  - entry 2 (line 1), id: String should have at least 1 character
+>>> try:
+...     load_subscriptions(folder / "bad.json")
+... except bitsift.SubscriptionFileError as error:
+...     for problem in error.problems:
+...         print(problem.splitlines()[0])
+entry 1 (line 1), selector: the selector ends too early: expected ... (line 1, column 4 of the selector)
+entry 2 (line 1), id: String should have at least 1 character
 """  # noqa: E501
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ def save_subscriptions(subscriptions: Iterable[Subscription], path: str | os.Pat
     suffix = Path(path).suffix.lower()
     if suffix in (".yaml", ".yml"):
         text = yaml.safe_dump(records, sort_keys=False, allow_unicode=True)
+        if yaml.safe_load(text) != records:
+            # PyYAML folds some characters (U+0085, say) when written raw: escape everything.
+            text = yaml.safe_dump(records, sort_keys=False, allow_unicode=False)
     elif suffix == ".jsonl":
         text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
     else:
@@ -124,7 +129,8 @@ def _json_entries(where: str, text: str) -> list[tuple[int, Any]]:
 def _json_lines_entries(where: str, text: str) -> list[tuple[int, Any]]:
     entries: list[tuple[int, Any]] = []
     problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on "\n" only: str.splitlines() also breaks at U+0085 and U+2028 inside strings.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -152,6 +158,8 @@ def _yaml_entries(where: str, text: str) -> list[tuple[int, Any]]:
         problem = getattr(error, "problem", None) or str(error)
         raise SubscriptionFileError(where, [f"not valid YAML: {problem}{place}"]) from None
     items = _entries_of(where, document)
+    if not items:
+        return []
     sequence = node
     if isinstance(node, yaml.MappingNode):
         sequence = next(value for key, value in node.value if key.value == "subscriptions")

@@ -1,0 +1,7 @@
+"""``python -m bitsift``: the same as the ``bitsift`` command."""
+
+import sys
+
+from bitsift.cli import main
+
+sys.exit(main())

@@ -26,7 +26,7 @@ precomputed prefix masks.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,7 +44,9 @@ from bitsift.index.criteria import (
     classify,
     key_of,
 )
+from bitsift.index.topics import TopicIndex
 from bitsift.selectors.evaluate import evaluate
+from bitsift.selectors.topics import TopicPattern
 from bitsift.selectors.values import lookup
 
 __all__ = ["Block", "build_blocks", "FIRST_BLOCK", "BLOCK"]
@@ -55,52 +57,98 @@ BLOCK = 1024
 """Columns in each later block. Interval tables cost about ``BLOCK**2 / 4`` bytes per field with
 intervals in a full block (256 KiB), which bounds memory at about 256 bytes per column and field."""
 _CACHE_LIMIT = 1024
+_LONGEST_CACHED_TOPIC = 1024
+_RANGE_COST = 2.5
+"""Relative cost of a stage with intervals (a few bisections, no cache) to a cached lookup."""
+_TOPIC_COST = 6.0
+"""Relative cost of matching a new topic against a block's patterns."""
 
+_ABSENT = object()
 _MISSING_KEY = ("m",)
 _NAN_KEY = ("nan",)
 _OTHER_KEY = ("o",)
 
 
 class _Ranges:
-    """Which intervals contain a number: two bisections and a prefix and a suffix mask."""
+    """Which intervals contain a number: a few bisections into prefix and suffix masks.
 
-    __slots__ = ("low_keys", "low_masks", "high_keys", "high_masks")
+    Bounds are kept in four sorted lists of plain numbers (inclusive and exclusive, low and high)
+    so that each bisection compares numbers only, in C: a low bound ``L`` is met by ``v`` when
+    ``L <= v`` (inclusive) or ``L < v`` (exclusive); a high bound when ``v <= H`` or ``v < H``.
+    """
+
+    __slots__ = ("open_low", "open_high", "lows", "highs")
 
     def __init__(self, entries: list[tuple[int, InRange]]) -> None:
-        lows: list[tuple[object, int, int]] = []
-        highs: list[tuple[object, int, int]] = []
-        open_low = open_high = 0
+        low_inclusive: list[tuple[object, int]] = []
+        low_exclusive: list[tuple[object, int]] = []
+        high_inclusive: list[tuple[object, int]] = []
+        high_exclusive: list[tuple[object, int]] = []
+        self.open_low = self.open_high = 0
         for bit, interval in entries:
             if interval.low is None:
-                open_low |= bit
+                self.open_low |= bit
             else:
-                # A low bound L is met by v when (L, 0 if inclusive else 1) < (v, 1).
-                lows.append((exact_number(interval.low), 0 if interval.low_inclusive else 1, bit))
+                side = low_inclusive if interval.low_inclusive else low_exclusive
+                side.append((exact_number(interval.low), bit))
             if interval.high is None:
-                open_high |= bit
+                self.open_high |= bit
             else:
-                # A high bound H is met by v when (v, 1) <= (H, 1 if inclusive else 0).
-                highs.append(
-                    (exact_number(interval.high), 1 if interval.high_inclusive else 0, bit)
-                )
-        lows.sort(key=lambda entry: (entry[0], entry[1]))
-        highs.sort(key=lambda entry: (entry[0], entry[1]))
-        self.low_keys = [(bound, flag) for bound, flag, _ in lows]
-        self.low_masks = [open_low]
-        for _, _, bit in lows:
-            self.low_masks.append(self.low_masks[-1] | bit)
-        self.high_keys = [(bound, flag) for bound, flag, _ in highs]
-        suffix = [open_high]
-        for _, _, bit in reversed(highs):
-            suffix.append(suffix[-1] | bit)
-        self.high_masks = suffix[::-1]
+                side = high_inclusive if interval.high_inclusive else high_exclusive
+                side.append((exact_number(interval.high), bit))
+        # (bounds, float bounds, masks, bisect): for a low side, masks[i] holds the columns of the
+        # first i bounds; for a high side, of the bounds from i on.
+        self.lows = [
+            _side(bounds, bisect_right if inclusive else bisect_left, low=True)
+            for bounds, inclusive in ((low_inclusive, True), (low_exclusive, False))
+            if bounds
+        ]
+        self.highs = [
+            _side(bounds, bisect_left if inclusive else bisect_right, low=False)
+            for bounds, inclusive in ((high_inclusive, True), (high_exclusive, False))
+            if bounds
+        ]
 
     def containing(self, number: object) -> int:
-        probe = (number, 1)
-        return (
-            self.low_masks[bisect_left(self.low_keys, probe)]
-            & self.high_masks[bisect_left(self.high_keys, probe)]
-        )
+        # Compare like with like: a float against float bounds is several times quicker in
+        # bisect than a float against int bounds, and exact when the bounds convert exactly.
+        floats = type(number) is float
+        low = self.open_low
+        for bounds, float_bounds, masks, search in self.lows:
+            low |= masks[search(float_bounds if floats and float_bounds else bounds, number)]
+        if not low:
+            return 0
+        high = self.open_high
+        for bounds, float_bounds, masks, search in self.highs:
+            high |= masks[search(float_bounds if floats and float_bounds else bounds, number)]
+        return low & high
+
+
+_Side = tuple[list[object], list[float] | None, list[int], Any]
+
+
+def _side(entries: list[tuple[object, int]], search: Any, low: bool) -> _Side:
+    entries.sort(key=lambda entry: entry[0])  # type: ignore[arg-type,return-value]
+    bounds = [bound for bound, _ in entries]
+    masks = [0]
+    if low:
+        for _, bit in entries:
+            masks.append(masks[-1] | bit)
+    else:
+        for _, bit in reversed(entries):
+            masks.append(masks[-1] | bit)
+        masks.reverse()
+    # The same bounds as floats, when every one converts exactly (else None).
+    float_bounds: list[float] | None
+    try:
+        float_bounds = [float(bound) for bound in bounds]  # type: ignore[arg-type]
+    except OverflowError:  # an integer or fraction beyond the float range
+        float_bounds = None
+    if float_bounds is not None and any(
+        exact != bound for exact, bound in zip(float_bounds, bounds, strict=True)
+    ):
+        float_bounds = None
+    return (bounds, float_bounds, masks, search)
 
 
 class _Tables:
@@ -190,7 +238,17 @@ class _Lane:
 class Stage:
     """All of one block's tests on one field."""
 
-    __slots__ = ("field", "lanes", "complete", "has_ranges", "cache")
+    __slots__ = (
+        "field",
+        "lanes",
+        "complete",
+        "has_ranges",
+        "cache",
+        "cost",
+        "dotted",
+        "number_base",
+        "number_ranges",
+    )
 
     def __init__(self, field: str, lanes: list[_Lane], has_ranges: bool) -> None:
         self.field = field
@@ -199,22 +257,63 @@ class Stage:
         """Columns whose last test is in this stage and that have no residual."""
         self.has_ranges = has_ranges
         self.cache: dict[object, int] = {}
+        self.cost = _RANGE_COST if has_ranges else 1.0
+        self.dotted = "." in field
+        # The common numeric stage (one lane of plain intervals, perhaps type tests): a number's
+        # answer is one interval query, with no call through the lane and tables.
+        self.number_base = 0
+        self.number_ranges: _Ranges | None = None
+        if len(lanes) == 1:
+            lane = lanes[0]
+            plain = lane.plain
+            if (
+                plain.ranges is not None
+                and not lane.negated
+                and not any(key[0] == "n" for key in plain.keys)  # type: ignore[index]
+            ):
+                self.number_base = lane.free | plain.kinds.get(Kind.NUMBER, 0)
+                self.number_ranges = plain.ranges
 
-    def satisfied(self, message: Mapping[str, Any]) -> int:
-        kind, value = classify(lookup(message, self.field))
-        if kind is Kind.STRING or kind is Kind.BOOLEAN:
-            cache_key: object = (kind, value)
-        elif kind is Kind.NUMBER:
+    def satisfied(self, message: Mapping[str, Any], topic: str | None) -> int:
+        # lookup() and classify() inlined for the plain cases (same rules, fewer calls).
+        try:
+            value = message.get(self.field, _ABSENT)
+        except Exception:  # a mapping that fails while being read: missing, as lookup() says
+            value = None
+        if value is _ABSENT:
+            value = lookup(message, self.field) if self.dotted else None
+        value_type = type(value)
+        if value_type is str:
+            cache_key: object = value  # a str never equals the tuple keys below
+            kind = Kind.STRING
+        elif value_type is float or value_type is int:
             if value != value:
                 cache_key = _NAN_KEY
+                kind = Kind.NUMBER
+            elif self.number_ranges is not None:
+                return self.number_base | self.number_ranges.containing(value)
             elif self.has_ranges:
-                return self._compute(kind, value)
+                return self._compute(Kind.NUMBER, value)
             else:
-                cache_key = key_of(kind, value)
-        elif kind is Kind.MISSING:
-            cache_key = _MISSING_KEY
+                cache_key = ("n", value)
+                kind = Kind.NUMBER
         else:
-            cache_key = _OTHER_KEY
+            kind, value = classify(value)
+            if kind is Kind.STRING:
+                cache_key = value
+            elif kind is Kind.NUMBER:
+                if value != value:
+                    cache_key = _NAN_KEY
+                elif self.has_ranges:
+                    return self._compute(kind, value)
+                else:
+                    cache_key = ("n", value)
+            elif kind is Kind.BOOLEAN:
+                cache_key = ("b", value)
+            elif kind is Kind.MISSING:
+                cache_key = _MISSING_KEY
+            else:
+                cache_key = _OTHER_KEY
         cache = self.cache
         found = cache.get(cache_key)
         if found is None:
@@ -234,27 +333,65 @@ class Stage:
         return found
 
 
+class TopicStage:
+    """The block's topic patterns, as one more stage: columns without a pattern always pass.
+
+    A stage like the others, so that its place in the order is chosen by cost: topics are often
+    all different (``exchange.region.symbol``), so matching them is the dearest test, and a block
+    whose candidates are gone or complete before it never pays for it.
+    """
+
+    __slots__ = ("field", "free", "index", "cache", "complete", "cost")
+
+    def __init__(self, patterns: list[tuple[int, TopicPattern]], everything: int) -> None:
+        self.field = "<topic>"
+        self.index = TopicIndex(cache_size=0)
+        taken = 0
+        for position, pattern in patterns:
+            self.index.add(position, pattern)
+            taken |= 1 << position
+        self.free = everything & ~taken
+        self.cache: dict[str, int] = {}
+        self.complete = 0
+        self.cost = _TOPIC_COST
+
+    def satisfied(self, message: Mapping[str, Any], topic: str | None) -> int:
+        if topic is None:
+            return self.free
+        cache = self.cache
+        found = cache.get(topic)
+        if found is None:
+            found = self.free
+            for position in self.index.match(topic):
+                found |= 1 << position
+            if len(topic) <= _LONGEST_CACHED_TOPIC:
+                if len(cache) >= _CACHE_LIMIT:
+                    del cache[next(iter(cache))]
+                cache[topic] = found
+        return found
+
+
 class Block:
     """A run of columns in ranking order, with the masks and stages that decide them."""
 
-    __slots__ = ("start", "size", "everything", "without_topic", "stages", "residuals", "ready")
+    __slots__ = ("start", "size", "everything", "stages", "residuals", "ready")
 
     def __init__(self, start: int, size: int) -> None:
         self.start = start
         self.size = size
         self.everything = (1 << size) - 1
-        self.without_topic = 0
-        self.stages: list[Stage] = []
+        self.stages: list[Stage | TopicStage] = []
         self.residuals: dict[int, tuple[Residual, ...]] = {}
         self.ready = 0
-        """Columns that match as soon as their topic does: no field test, no residual."""
+        """Columns with no test at all (the filter answers those before any block)."""
 
-    def first_hit(self, message: Mapping[str, Any], candidates: int) -> int:
-        """The block position of a matching column among ``candidates``, or -1."""
-        if candidates & self.ready:
-            return _lowest(candidates & self.ready)
+    def first_hit(self, message: Mapping[str, Any], topic: str | None) -> int:
+        """The block position of a column that matches the message, or -1."""
+        candidates = self.everything
+        if self.ready:
+            return _lowest(self.ready)
         for stage in self.stages:
-            candidates &= stage.satisfied(message)
+            candidates &= stage.satisfied(message, topic)
             if not candidates:
                 return -1
             done = candidates & stage.complete
@@ -277,60 +414,77 @@ def _lowest(mask: int) -> int:
 
 
 def build_blocks(
-    columns: Sequence[Column], first_block: int = FIRST_BLOCK, block: int = BLOCK
+    columns: Sequence[Column],
+    likelihoods: Sequence[float],
+    first_block: int = FIRST_BLOCK,
+    block: int = BLOCK,
 ) -> list[Block]:
-    """Blocks over ``columns`` in the order given (most likely first)."""
-    blocks: list[Block] = []
+    """Blocks over ``columns`` in the order given (most likely first, ``likelihoods`` aligned).
+
+    A last block smaller than a quarter of ``block`` joins the one before it.
+    """
+    sizes: list[int] = []
+    remaining = len(columns)
+    while remaining:
+        size = min(first_block if not sizes else block, remaining)
+        sizes.append(size)
+        remaining -= size
+    if len(sizes) > 2 and sizes[-1] < block // 4:
+        last = sizes.pop()
+        sizes[-1] += last
+    blocks = []
     start = 0
-    while start < len(columns):
-        size = min(first_block if not blocks else block, len(columns) - start)
-        blocks.append(_build_block(columns, start, size, first=not blocks))
+    for number, size in enumerate(sizes):
+        blocks.append(_build_block(columns, likelihoods, start, size, first=number == 0))
         start += size
     return blocks
 
 
-def _build_block(columns: Sequence[Column], start: int, size: int, first: bool) -> Block:
+_TOPIC = "<topic>"
+
+
+def _build_block(
+    columns: Sequence[Column], likelihoods: Sequence[float], start: int, size: int, first: bool
+) -> Block:
     result = Block(start, size)
     lanes: dict[str, list[_Lane]] = {}
     constrained: dict[str, list[int]] = {}  # per field, per lane: columns with a test there
-    testing: dict[str, int] = {}  # per field: columns with any test on it
-    first_use: dict[str, int] = {}
+    testing: dict[str, int] = {}  # per field (and the topic): columns with a test on it
+    patterns: list[tuple[int, TopicPattern]] = []
     fields_of: list[set[str]] = []
     for position in range(size):
         topic, conjunction = columns[start + position]
         bit = 1 << position
-        if topic is None:
-            result.without_topic |= bit
+        used: dict[str, int] = {}
+        if topic is not None:
+            patterns.append((position, topic))
+            testing[_TOPIC] = testing.get(_TOPIC, 0) | bit
         residuals = tuple(atom for atom in conjunction if isinstance(atom, Residual))
         if residuals:
             result.residuals[position] = residuals
-        used: dict[str, int] = {}
         for atom in conjunction:
             if isinstance(atom, Residual):
                 continue
-            lane = used.get(atom.field, 0)
-            used[atom.field] = lane + 1
+            lane_number = used.get(atom.field, 0)
+            used[atom.field] = lane_number + 1
             field_lanes = lanes.setdefault(atom.field, [])
             masks = constrained.setdefault(atom.field, [])
-            while len(field_lanes) <= lane:
+            while len(field_lanes) <= lane_number:
                 field_lanes.append(_Lane())
                 masks.append(0)
-            field_lanes[lane].add(bit, atom)
-            masks[lane] |= bit
+            field_lanes[lane_number].add(bit, atom)
+            masks[lane_number] |= bit
             testing[atom.field] = testing.get(atom.field, 0) | bit
-            first_use.setdefault(atom.field, position)
-        fields_of.append(set(used))
-        if not used and not residuals:
+        fields = set(used)
+        if topic is not None:
+            fields.add(_TOPIC)
+        fields_of.append(fields)
+        if not fields and not residuals:
             result.ready |= bit
-    if first:
-        # The ranking order: the most likely column's fields first, so it completes soonest.
-        order = sorted(testing, key=lambda field: (first_use[field], field))
-    else:
-        # The fields that rule out the most columns first.
-        order = sorted(testing, key=lambda field: (-testing[field].bit_count(), field))
-    stage_of = {field: index for index, field in enumerate(order)}
-    for field in order:
-        field_lanes = lanes[field]
+    stages: dict[str, Stage | TopicStage] = {}
+    if patterns:
+        stages[_TOPIC] = TopicStage(patterns, result.everything)
+    for field, field_lanes in lanes.items():
         has_ranges = False
         for lane, mask in zip(field_lanes, constrained[field], strict=True):
             lane.free = result.everything & ~mask
@@ -338,9 +492,53 @@ def _build_block(columns: Sequence[Column], start: int, size: int, first: bool) 
             lane.vetoes.freeze()
             has_ranges = has_ranges or lane.plain.ranges is not None
             has_ranges = has_ranges or lane.vetoes.ranges is not None
-        result.stages.append(Stage(field, field_lanes, has_ranges))
+        stages[field] = Stage(field, field_lanes, has_ranges)
+    if first:
+        order = _completion_order(fields_of, likelihoods[start : start + size], stages)
+    else:
+        order = _elimination_order(testing, stages)
+    result.stages = [stages[field] for field in order]
+    stage_of = {field: index for index, field in enumerate(order)}
     for position, fields in enumerate(fields_of):
         if fields and position not in result.residuals:
             last = max(stage_of[field] for field in fields)
             result.stages[last].complete |= 1 << position
     return result
+
+
+def _completion_order(
+    fields_of: list[set[str]],
+    likelihoods: Sequence[float],
+    stages: Mapping[str, Stage | TopicStage],
+) -> list[str]:
+    """Stages in the order that completes likely columns at the least cost (greedy).
+
+    Repeatedly take the column with the best likelihood per unit of cost still to pay for its
+    fields, and schedule those fields, cheapest first: a matching message then usually meets a
+    complete column after a few cheap stages.
+    """
+    order: list[str] = []
+    scheduled: set[str] = set()
+    pending = [position for position, fields in enumerate(fields_of) if fields]
+    while pending:
+        best, best_score = -1, -1.0
+        for position in pending:
+            missing = fields_of[position] - scheduled
+            cost = sum(stages[field].cost for field in missing)
+            score = likelihoods[position] / cost if cost else float("inf")
+            if score > best_score:
+                best, best_score = position, score
+        for field in sorted(fields_of[best] - scheduled, key=lambda f: (stages[f].cost, f)):
+            order.append(field)
+            scheduled.add(field)
+        pending = [position for position in pending if fields_of[position] - scheduled]
+    return order
+
+
+def _elimination_order(
+    testing: Mapping[str, int], stages: Mapping[str, Stage | TopicStage]
+) -> list[str]:
+    """Stages that can rule out the most columns per unit of cost first."""
+    return sorted(
+        testing, key=lambda field: (-testing[field].bit_count() / stages[field].cost, field)
+    )

@@ -188,29 +188,10 @@ class ReceiverFilter:
         """Build the blocks for the columns in ``order`` (most likely first)."""
         self._order = order
         ordered = [self._columns[position] for position in order]
-        self._blocks: list[Block] = build_blocks(ordered, self._first_block, self._block)
-        self._topics: TopicIndex | None = None
-        self._topic_masks: dict[str, int] = {}
-        if any(topic is not None for topic, _ in ordered):
-            self._topics = TopicIndex(cache_size=0)
-            for rank, (topic, _) in enumerate(ordered):
-                if topic is not None:
-                    self._topics.add(rank, topic)
-
-    def _topic_mask(self, topic: str) -> int:
-        """The ranks of the columns whose pattern matches ``topic``, as an int bitmap."""
-        masks = self._topic_masks
-        mask = masks.get(topic)
-        if mask is None:
-            mask = 0
-            assert self._topics is not None
-            for rank in self._topics.match(topic):
-                mask |= 1 << rank
-            if len(masks) >= self._topic_cache_size:
-                del masks[next(iter(masks))]
-            if len(topic) <= 1024:
-                masks[topic] = mask
-        return mask
+        guesses = self._rates.guesses
+        self._blocks: list[Block] = build_blocks(
+            ordered, [guesses[position] for position in order], self._first_block, self._block
+        )
 
     def _refine_ranking(self) -> None:
         rates = self._rates
@@ -249,16 +230,11 @@ class ReceiverFilter:
             return True
         if topic is not None and self._topic_only is not None and self._topic_only.match(topic):
             return True
-        topic_mask = 0
-        if self._topics is not None and topic is not None:
-            topic_mask = self._topic_mask(topic)
         for block in self._blocks:
-            candidates = block.without_topic | ((topic_mask >> block.start) & block.everything)
-            if candidates:
-                position = block.first_hit(properties, candidates)
-                if position >= 0:
-                    self._rates.hits[self._order[block.start + position]] += 1
-                    return True
+            position = block.first_hit(properties, topic)
+            if position >= 0:
+                self._rates.hits[self._order[block.start + position]] += 1
+                return True
         return False
 
     def filter(self, messages: Iterable[T]) -> Iterator[T]:

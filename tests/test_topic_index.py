@@ -11,7 +11,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from pyroaring import FrozenBitMap
@@ -187,6 +187,11 @@ class TopicIndexMachine(RuleBasedStateMachine):
 
 
 TestTopicIndexMachine = TopicIndexMachine.TestCase
+# Each run is a whole add/remove/match history, so fewer, shorter runs than the profile's
+# example count keep this at a few seconds while every run still checks three indexes per step.
+TestTopicIndexMachine.settings = settings(
+    max_examples=max(50, settings().max_examples // 2), stateful_step_count=40
+)
 
 
 # --- behaviour ---------------------------------------------------------------------------------
@@ -348,3 +353,19 @@ def test_a_removed_pattern_leaves_no_bit_behind() -> None:
         assert list(index.match("a.b")) == [1, 2]
         index.add(3, amqp("c.*"))  # takes the freed slot
         assert list(index.match("a.b")) == [1, 2] and list(index.match("c.b")) == [2, 3]
+
+
+def test_bitsets_stay_within_their_budget_and_come_back_when_empty() -> None:
+    index = TopicIndex(cache_size=0, bitset_budget=2_000)
+    tables = index._amqp.tables
+    for column in range(10):
+        index.add(column, amqp(f"w{column}.*"))
+    assert tables.keeps_bitsets
+    for column in range(10, 60):  # each distinct word is one more row: past 2,000 bytes
+        index.add(column, amqp(f"w{column}.*"))
+    assert not tables.keeps_bitsets
+    assert list(index.match("w42.x")) == [42] and list(index.match("w42")) == []
+    for column in range(60):
+        index.remove(column)
+    index.add(0, amqp("a.*"))
+    assert tables.keeps_bitsets and list(index.match("a.b")) == [0]

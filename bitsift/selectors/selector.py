@@ -5,8 +5,10 @@ checks the text once, and the resulting :class:`Selector` is evaluated against a
 needed. A ``Selector`` is immutable and shared: ``parse`` caches by text, and many subscriptions in
 a broker use the same few selectors.
 
-A ``Selector`` pickles as its text and re-parses when loaded, which keeps Spark broadcasts small
-and means a pickle never smuggles in a tree the parser would have refused.
+A ``Selector`` pickles as its text (and the limits it was parsed under, when they are not the
+defaults) and re-parses when loaded, which keeps Spark broadcasts small and means a pickle never
+smuggles in a tree the parser would have refused. Re-parsing under the same limits means a
+selector that parsed once also loads anywhere, whatever the receiving process's own limits.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from bitsift.selectors.ast import Node
 from bitsift.selectors.evaluate import evaluate as evaluate_node
 from bitsift.selectors.evaluate import identifiers
+from bitsift.selectors.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["Selector"]
 
@@ -30,15 +33,16 @@ class Selector:
     True
     >>> print(selector.evaluate({"region": "eu"}))  # price is missing: UNKNOWN
     None
-    >>> selector.fields
-    frozenset({'price', 'region'})
+    >>> sorted(selector.fields)
+    ['price', 'region']
     """
 
-    __slots__ = ("_text", "_ast", "_fields")
+    __slots__ = ("_text", "_ast", "_fields", "_limits")
 
-    def __init__(self, text: str, ast: Node | None) -> None:
+    def __init__(self, text: str, ast: Node | None, limits: Limits = DEFAULT_LIMITS) -> None:
         self._text = text
         self._ast = ast
+        self._limits = limits
         self._fields: frozenset[str] | None = None
 
     @property
@@ -92,7 +96,9 @@ class Selector:
     def __str__(self) -> str:
         return self._text
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
-        from bitsift.selectors.parser import parse
+    def __reduce__(self) -> tuple[Any, tuple[str] | tuple[str, Limits]]:
+        from bitsift.selectors.parser import reparse
 
-        return (parse, (self._text,))
+        if self._limits == DEFAULT_LIMITS:
+            return (reparse, (self._text,))
+        return (reparse, (self._text, self._limits))

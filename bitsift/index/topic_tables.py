@@ -21,21 +21,24 @@ pattern with a trailing ``#`` can match a topic longer than every pattern withou
 
 Each row is kept twice. The :class:`pyroaring.BitMap` rows are the truth and scale to any number
 of patterns. While the rows fit in ``bitset_budget`` bytes as uncompressed bitsets (a Python int
-per row, one bit per pattern in a dense *slot* numbering, as OpenAMQ kept them), the tables keep
-those too: ANDing two ints of 10,000 bits is one branch-free C loop over 1.3 KB, many times
-cheaper than a roaring AND of two arrays of random columns, whose merge mispredicts a branch on
-every other element. The int rows answer first. When few patterns match (the usual case) their
-bits become the result directly; when many match, the roaring rows compute it, because turning
-many bits into a bitmap one by one in Python costs more than the roaring ANDs.
+per row, bit ``c`` for column ``c``, as OpenAMQ kept its bitmaps), the tables keep those too:
+ANDing two ints of 10,000 bits is one branch-free C loop over 1.3 KB, many times cheaper than a
+roaring AND of two arrays of random columns, whose merge mispredicts a branch on every other
+element. The int rows answer. A result of a few columns is read bit by bit; a larger one becomes
+a bitmap in one step, by handing the int's bytes to roaring's portable serialization format (see
+:func:`_bitmap_from_bits`), because reading many bits one at a time in Python costs more.
 
-The budget bounds memory whatever the patterns: bitsets cost (rows x patterns / 8) bytes, and a
-stream of patterns with distinct words makes the rows grow with the patterns. Before an add that
-could pass the budget, the tables drop their bitsets and carry on with the roaring rows alone,
-whose size is proportional to the patterns; the bitsets come back once the tables are empty.
+The budget bounds memory whatever the patterns: bitsets cost (rows x highest column / 8) bytes,
+and a stream of patterns with distinct words makes the rows grow with the patterns. Before an add
+that could pass the budget, or that brings a column of 61,440 or more (the serialization trick
+needs one roaring container), the tables drop their bitsets and carry on with the roaring rows
+alone, whose size is proportional to the patterns; the bitsets come back once the tables are
+empty.
 """
 
 from __future__ import annotations
 
+import struct
 from collections import Counter
 from collections.abc import Sequence
 
@@ -49,8 +52,32 @@ BITSET_BUDGET = 16 * 2**20
 """Default bytes the uncompressed bitsets of one syntax's tables may take (16 MiB)."""
 _INT_OVERHEAD = 32
 """Bytes a Python int costs beyond its digits, roughly: the budget's per-row charge."""
-SPARSE_RESULT = 16
-"""Up to this many matches, the result is read straight from the uncompressed bitsets."""
+SPARSE_RESULT = 40
+"""Up to this many matches, the result is read bit by bit; past it, in one step."""
+BITSET_COLUMNS = 61_440
+"""Bitsets are kept only for columns below this: the rest of roaring's first container pads."""
+_PAD = b"\xff" * ((65_536 - BITSET_COLUMNS) // 8)
+_HEADER = struct.Struct("<IIHHI")
+"""Roaring's portable format without run containers: cookie 12346, one container, its key (0)
+and cardinality - 1, and the container's offset (16, right after this header)."""
+
+
+def _bitmap_from_bits(bits: int, count: int) -> BitMap:
+    """A bitmap of the set bits of ``bits`` (``count`` of them, all below BITSET_COLUMNS).
+
+    Roaring's portable format stores a container of more than 4,096 values as a plain 8 KiB
+    bitset, and an int's ``to_bytes`` is exactly that. So the bits, padded with 4,096 set bits
+    above BITSET_COLUMNS to make the container a bitset one, are deserialized in one C call, and
+    the padding is removed in another (which turns a small result back into an array container).
+    Two C calls instead of a Python loop over every match.
+
+    >>> list(_bitmap_from_bits(0b100101, 3))
+    [0, 2, 5]
+    """
+    header = _HEADER.pack(12346, 1, 0, count + 4096 - 1, _HEADER.size)
+    result = BitMap.deserialize(header + bits.to_bytes(BITSET_COLUMNS // 8, "little") + _PAD)
+    result.remove_range(BITSET_COLUMNS, 65_536)
+    return result
 
 
 def normal_form(tokens: Sequence[Token]) -> tuple[Token, ...]:
@@ -193,9 +220,8 @@ class PositionTables:
         "_bitset_budget",
         "_row_count",
         "_bit_tables",
-        "_slot_of",
-        "_column_of",
-        "_free_slots",
+        "_keeps_bits",
+        "_width",
         "_bit_with_hash",
         "_bit_without_hash",
         "_singles",
@@ -220,14 +246,12 @@ class PositionTables:
         self._bitset_budget = bitset_budget
         self._row_count = 0
         """How many int rows the positions hold (each word row, ``other`` and ``null``)."""
-        self._slot_of: dict[int, int] | None = {} if bitset_budget > 0 else None
-        """Column -> bit in the uncompressed rows; ``None`` while those are not kept."""
-        self._column_of: list[int] = []
-        """Slot -> column (-1 for a free slot)."""
-        self._free_slots: list[int] = []
+        self._keeps_bits = bitset_budget > 0
+        self._width = 0
+        """One more than the highest column added since the tables were last empty."""
         self._bit_with_hash = self._bit_without_hash = 0
         self._singles: dict[int, FrozenBitMap] = {}
-        """Slot -> the frozen bitmap of its column alone, made when first returned."""
+        """Column -> the frozen bitmap of that column alone, made when first returned."""
 
     def __len__(self) -> int:
         return len(self._with_hash) + len(self._without_hash)
@@ -240,20 +264,23 @@ class PositionTables:
     @property
     def keeps_bitsets(self) -> bool:
         """Whether the uncompressed rows are kept (see the class docstring)."""
-        return self._slot_of is not None
+        return self._keeps_bits
 
     def add(self, column: int, fixed: Sequence[Token], ends_in_many: bool) -> None:
         """Set ``column``'s bits for the pattern ``fixed`` (+ ``#`` if ``ends_in_many``)."""
         length = len(fixed)
-        if self._slot_of is not None:
+        bit = 0
+        if self._keeps_bits:
             # At most two rows per new position and one per literal word: if that could pass the
             # budget, drop the bitsets before making any of them.
             new_rows = 2 * max(0, length - len(self._positions)) + length
-            slots = len(self._column_of) + (0 if self._free_slots else 1)
-            row_bytes = (slots + 7) // 8 + _INT_OVERHEAD
-            if (self._row_count + new_rows + 2) * row_bytes > self._bitset_budget:
+            self._width = max(self._width, column + 1)
+            row_bytes = (self._width + 7) // 8 + _INT_OVERHEAD
+            too_big = (self._row_count + new_rows + 2) * row_bytes > self._bitset_budget
+            if too_big or column >= BITSET_COLUMNS:
                 self._forget_bits()
-        bit = self._take_slot(column)
+            else:
+                bit = 1 << column
         while len(self._positions) < length:
             self._grow()
         for position, token in zip(self._positions, fixed, strict=False):
@@ -285,7 +312,10 @@ class PositionTables:
 
     def remove(self, column: int, fixed: Sequence[Token], ends_in_many: bool) -> None:
         """Clear every bit :meth:`add` set for ``column`` with the same arguments."""
-        bit = self._release_slot(column)
+        bit = 0
+        if self._keeps_bits:
+            bit = 1 << column
+            self._singles.pop(column, None)
         length = len(fixed)
         for position, token in zip(self._positions, fixed, strict=False):
             if token is Wildcard.ONE:
@@ -320,33 +350,13 @@ class PositionTables:
             for dropped in self._positions[longest:]:
                 self._row_count -= 2 + len(dropped.rows)
             del self._positions[longest:], self._lookups[longest:], self._bit_tables[longest:]
-        if not self._lengths and self._slot_of is None and self._bitset_budget > 0:
-            self._slot_of, self._column_of, self._free_slots = {}, [], []  # empty: keep them again
-
-    def _take_slot(self, column: int) -> int:
-        """The bit for a new column in the uncompressed rows, or 0 when they are not kept."""
-        if self._slot_of is None:
-            return 0
-        slot = self._free_slots.pop() if self._free_slots else len(self._column_of)
-        if slot == len(self._column_of):
-            self._column_of.append(column)
-        else:
-            self._column_of[slot] = column
-        self._slot_of[column] = slot
-        return 1 << slot
-
-    def _release_slot(self, column: int) -> int:
-        if self._slot_of is None:
-            return 0
-        slot = self._slot_of.pop(column)
-        self._column_of[slot] = -1
-        self._singles.pop(slot, None)
-        self._free_slots.append(slot)
-        return 1 << slot
+        if not self._lengths:
+            # Empty: whatever made the bitsets go no longer holds.
+            self._keeps_bits, self._width, self._singles = self._bitset_budget > 0, 0, {}
 
     def _forget_bits(self) -> None:
-        self._slot_of = None
-        self._column_of, self._free_slots, self._singles = [], [], {}
+        self._keeps_bits = False
+        self._singles = {}
         self._bit_with_hash = self._bit_without_hash = 0
         for position in self._positions:
             position.forget_bits()
@@ -374,7 +384,7 @@ class PositionTables:
         The result is new: a :class:`FrozenBitMap` when read from the bitsets, else a bitmap the
         caller may change.
         """
-        if self._slot_of is None:
+        if not self._keeps_bits:
             return self._match_bitmaps(words)
         # The uncompressed rows first: the same steps as _match_bitmaps, on ints.
         count = len(words)
@@ -400,20 +410,18 @@ class PositionTables:
         matched = bits.bit_count()
         if matched == 1:
             # One match, the commonest non-empty answer: a frozen bitmap can be shared.
-            top = bits.bit_length() - 1
-            single = self._singles.get(top)
+            column = bits.bit_length() - 1
+            single = self._singles.get(column)
             if single is None:
-                column = self._column_of[top]
-                single = self._singles[top] = FrozenBitMap((column,), optimize=False)
+                single = self._singles[column] = FrozenBitMap((column,), optimize=False)
             return single
         if matched > SPARSE_RESULT:
-            return self._match_bitmaps(words)  # many matches: the roaring rows are quicker
-        column_of = self._column_of
+            return _bitmap_from_bits(bits, matched)
         found = []
         while bits:
-            top = bits.bit_length() - 1
-            found.append(column_of[top])
-            bits ^= 1 << top
+            column = bits.bit_length() - 1
+            found.append(column)
+            bits ^= 1 << column
         return FrozenBitMap(found, optimize=False)
 
     def _match_bitmaps(self, words: Sequence[str]) -> BitMap | None:

@@ -141,7 +141,7 @@ class _MqttSide(_Side):
         result = self.tables.match(topic.split("/"))
         if result is not None and topic[0] == "$":
             # MQTT 4.7.2: a filter starting with a wildcard never matches a '$' topic.
-            result = BitMap(result, optimize=False) - self.tables.leading_wildcard
+            result = result - self.tables.leading_wildcard
             if not result:
                 result = None
         hit = self.exact.get(topic)

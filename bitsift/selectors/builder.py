@@ -166,7 +166,7 @@ def number_literal(text: str) -> IntegerLiteral | FloatLiteral | None:
     if _DECIMAL.fullmatch(text):
         digits = text.rstrip("lL")
         if len(digits) > _LONGEST_LONG:
-            return IntegerLiteral(LONG_MAX + 1)  # out of range either way; the builder says so
+            return IntegerLiteral(10**40)  # out of range either way; the builder says so
         return IntegerLiteral(int(digits))
     if _HEX.fullmatch(text):
         return IntegerLiteral(int(text[2:].rstrip("lL"), 16))  # base 16 has no digit limit

@@ -10,7 +10,7 @@ classifications would show.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow
 import pytest
@@ -31,7 +31,7 @@ TOPICS = [None, "a", "a.b", "b", "a.b.c", "x.b", "a/b", "a/c", ""]
 def subscription_sets(draw: st.DrawFn) -> list[Subscription]:
     result = []
     for number in range(draw(st.integers(0, 10))):
-        syntax = draw(st.sampled_from(["amqp", "mqtt"]))
+        syntax: Literal["amqp", "mqtt"] = draw(st.sampled_from(["amqp", "mqtt"]))
         patterns = AMQP_PATTERNS if syntax == "amqp" else MQTT_PATTERNS
         result.append(
             Subscription(
@@ -194,7 +194,7 @@ def test_pairs_are_sorted_by_row_and_unique() -> None:
 def test_bad_batches_are_bitsift_errors() -> None:
     matcher = BatchMatcher(SubscriptionIndex([Subscription(id="s", selector="a = 1")]))
     with pytest.raises(MessageError, match="row 1"):
-        matcher.match([{"a": 1}, 5])  # type: ignore[list-item]
+        matcher.match([{"a": 1}, 5])
     with pytest.raises(MessageError, match="topics for a batch"):
         matcher.match([{"a": 1}], ["x", "y"])
     with pytest.raises(MessageError, match="topic must be a str"):
@@ -203,4 +203,4 @@ def test_bad_batches_are_bitsift_errors() -> None:
     with pytest.raises(MessageError, match="more than one column named a"):
         matcher.match(duplicated)
     with pytest.raises(MessageError, match="not int"):
-        matcher.match(3)  # type: ignore[arg-type]
+        matcher.match(3)

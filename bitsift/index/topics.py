@@ -61,12 +61,14 @@ _MAX_COLUMN = 2**32 - 1
 class _Side:
     """Everything indexed for one syntax."""
 
-    __slots__ = ("exact", "tables", "trie", "count")
+    __slots__ = ("exact", "tables", "trie", "in_trie", "count")
 
     def __init__(self, bitset_budget: int) -> None:
         self.exact: dict[str, BitMap] = {}
         self.tables = PositionTables(bitset_budget)
         self.trie = PatternTrie()
+        self.in_trie = 0
+        """How many patterns the trie holds (a plain int: no ``__len__`` call per topic)."""
         self.count = 0
 
     def add(self, column: int, pattern: TopicPattern) -> None:
@@ -76,6 +78,7 @@ class _Side:
             form = positional_form(pattern.tokens)
             if form is None:
                 self.trie.add(column, normal_form(pattern.tokens))
+                self.in_trie += 1
             else:
                 self.tables.add(column, *form)
         self.count += 1
@@ -90,6 +93,7 @@ class _Side:
             form = positional_form(pattern.tokens)
             if form is None:
                 self.trie.remove(column, normal_form(pattern.tokens))
+                self.in_trie -= 1
             else:
                 self.tables.remove(column, *form)
         self.count -= 1
@@ -115,7 +119,7 @@ class _AmqpSide(_Side):
                 return None
         words = topic.split(".") if topic else []
         result = self.tables.match(words)
-        if self.trie:
+        if self.in_trie:
             more = self.trie.match(words)
             if more is not None:
                 if result is None:

@@ -358,6 +358,13 @@ def test_reserved_words_of_the_grammar_are_those_of_the_ast() -> None:
     assert set(keywords) == RESERVED_WORDS and all(k == v for k, v in keywords.items())
 
 
+def test_docs_quote_the_grammar_file() -> None:
+    docs = (Path(__file__).parent.parent / "docs" / "selectors.md").read_text(encoding="utf-8")
+    (quoted,) = re.findall(r"```lark\n(.*?)```", docs, flags=re.DOTALL)
+    grammar = GRAMMAR.read_text(encoding="utf-8")
+    assert quoted.strip() == grammar[grammar.index("?start:") :].strip()
+
+
 def test_grammar_has_no_lalr_conflicts(caplog: pytest.LogCaptureFixture) -> None:
     previous = lark_logger.level
     lark_logger.setLevel(logging.DEBUG)

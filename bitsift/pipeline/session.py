@@ -23,7 +23,7 @@ from bitsift.errors import BitsiftError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["JavaMissingError", "java_version", "require_java", "local_session"]
+__all__ = ["JavaMissingError", "java_version", "require_java", "local_session", "main"]
 
 MINIMUM_JAVA = 17
 INSTALL_HINT = (
@@ -133,3 +133,27 @@ def local_session(
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bitsift.pipeline [--warn]``: the Makefile's Java check.
+
+    Exit 0 and print the version when Java 17+ is there; otherwise print what to install and
+    exit 1, or with ``--warn`` exit 0 (the Spark tests then skip themselves).
+    """
+    arguments = sys.argv[1:] if argv is None else argv
+    try:
+        version = require_java()
+    except JavaMissingError as error:
+        if "--warn" in arguments:
+            print(f"note: the Spark tests will be skipped: {error}", file=sys.stderr)
+            return 0
+        print(f"bitsift: {error}", file=sys.stderr)
+        return 1
+    if "--warn" not in arguments:
+        print(f"Java {version} found; Spark can run.", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -300,7 +300,7 @@ def w3_subscriptions(count: int, seed: int = 0, *, clients: int = 50) -> list[Su
 
     >>> first = w3_subscriptions(1, seed=5)[0]
     >>> first.client, first.parsed_selector is not None
-    ('desk-17', True)
+    ('desk-36', True)
     """
     from bitsift.models import Subscription
 

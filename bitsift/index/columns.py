@@ -45,6 +45,9 @@ class ColumnTable:
         self.by_number: dict[int, Column] = {}
         self._free: list[int] = []
         self._next = 0
+        self._residuals: dict[Residual, list[Residual | int]] = {}
+        """Each distinct residual once, with how many columns use it: the matcher evaluates a
+        residual shared by many columns once per message, keyed by identity."""
 
     def __len__(self) -> int:
         return len(self.by_number)
@@ -61,7 +64,9 @@ class ColumnTable:
         residuals: list[Residual] = []
         for atom in conjunction:
             if isinstance(atom, Residual):
-                residuals.append(atom)
+                entry = self._residuals.setdefault(atom, [atom, 0])
+                entry[1] += 1  # type: ignore[operator]
+                residuals.append(entry[0])  # type: ignore[arg-type]
             else:
                 lane = lanes.get(atom.field, 0)
                 lanes[atom.field] = lane + 1
@@ -74,6 +79,11 @@ class ColumnTable:
     def release(self, column: Column) -> None:
         del self.by_key[column.key]
         del self.by_number[column.number]
+        for residual in column.residuals:
+            entry = self._residuals[residual]
+            entry[1] -= 1  # type: ignore[operator]
+            if not entry[1]:
+                del self._residuals[residual]
         if not self.by_number:
             # An emptied table forgets its free list too: nothing lingers after removing everything.
             self._free.clear()

@@ -197,11 +197,16 @@ class FieldSlot:
         cached = self._cache.get(cache_key)
         if cached is not None:
             return cached
-        answer = FrozenBitMap(self.constrained - self._satisfied(kind, value))
+        answer = FrozenBitMap(self.violated_now(kind, value))
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.pop(next(iter(self._cache)))
         self._cache[cache_key] = answer
         return answer
+
+    def violated_now(self, kind: Kind, value: object) -> BitMap:
+        """The columns whose test in this slot fails for the classified value, computed afresh
+        (the caller caches: :class:`~bitsift.index.fields.FieldIndex` keys it by bucket)."""
+        return self.constrained - self._satisfied(kind, value)
 
     def _satisfied(self, kind: Kind, value: object) -> BitMap:
         if kind is Kind.MISSING:

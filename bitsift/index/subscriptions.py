@@ -25,11 +25,11 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from pyroaring import BitMap
+from pyroaring import BitMap, FrozenBitMap
 
 from bitsift.errors import MessageError, UnknownSubscriptionError
 from bitsift.index.columns import Column, ColumnTable
-from bitsift.index.criteria import classify
+from bitsift.index.fields import FieldIndex
 from bitsift.index.normalize import MAX_CONJUNCTIONS, explain, to_dnf
 from bitsift.index.slots import FieldSlot
 from bitsift.index.topics import TopicIndex
@@ -38,6 +38,9 @@ from bitsift.selectors.evaluate import evaluate
 from bitsift.selectors.values import lookup
 
 __all__ = ["SubscriptionIndex"]
+
+_CHUNK = 1 << 16
+"""Columns per roaring container: the universe grows by whole chunks."""
 
 
 class SubscriptionIndex:
@@ -72,6 +75,18 @@ class SubscriptionIndex:
         self._with_topic = BitMap()
         self._topics = TopicIndex(cache_size=topic_cache_size)
         self._slots: dict[str, list[FieldSlot]] = {}
+        """Each tested field's lanes (read directly by the batch matcher)."""
+        self._fields: dict[str, FieldIndex] = {}
+        """Each tested field's lanes again (the same lists), with boundaries and answer cache."""
+        self._sole: list[str | None] = []
+        """By column number: its subscriber when it has exactly one (the common case)."""
+        self._shared = BitMap()
+        """Columns with two or more subscribers: their ids come from ``Column.subscribers``."""
+        self._universe = FrozenBitMap(range(_CHUNK))
+        """Every column number below a multiple of 65,536: the fields' answers are complements
+        against it, so they stay exact while columns come and go below it."""
+        self._no_topic: FrozenBitMap | None = None
+        """The universe minus the columns with a topic pattern: what a topic-less message allows."""
         for subscription in subscriptions:
             self.add(subscription)
 
@@ -96,7 +111,7 @@ class SubscriptionIndex:
                 column, new = self._table.acquire((topic, conjunction))
                 if new:
                     self._post(column)
-                column.subscribers.add(subscription.id)
+                self._subscribe(column, subscription.id)
                 columns.append(column)
             self._columns_of[subscription.id] = columns
 
@@ -125,24 +140,58 @@ class SubscriptionIndex:
             if not owned:
                 del self._by_client[subscription.client]
         for column in self._columns_of.pop(subscription_id):
-            column.subscribers.discard(subscription_id)
+            self._unsubscribe(column, subscription_id)
             if not column.subscribers:
                 self._unpost(column)
                 self._table.release(column)
 
+    def _subscribe(self, column: Column, subscription_id: str) -> None:
+        subscribers = column.subscribers
+        subscribers.add(subscription_id)
+        sole = self._sole
+        number = column.number
+        if len(sole) <= number:
+            sole.extend([None] * (number + 1 - len(sole)))
+        if len(subscribers) == 1:
+            sole[number] = subscription_id
+        else:
+            sole[number] = None
+            self._shared.add(number)
+
+    def _unsubscribe(self, column: Column, subscription_id: str) -> None:
+        subscribers = column.subscribers
+        subscribers.discard(subscription_id)
+        number = column.number
+        if len(subscribers) == 1:
+            self._sole[number] = next(iter(subscribers))
+            self._shared.discard(number)
+        elif not subscribers:
+            sole = self._sole
+            sole[number] = None
+            while sole and sole[-1] is None:
+                sole.pop()
+
     def _post(self, column: Column) -> None:
         number = column.number
+        if number >= len(self._universe):
+            self._universe = FrozenBitMap(range((number // _CHUNK + 1) * _CHUNK))
+            self._no_topic = None
+            for field in self._fields.values():
+                field.set_universe(self._universe)
         self._live.add(number)
         if column.residuals:
             self._with_residuals.add(number)
         if column.topic is not None:
             self._with_topic.add(number)
             self._topics.add(number, column.topic)
+            self._no_topic = None
+        fields = self._fields
         for lane, test in column.field_tests:
-            lanes = self._slots.setdefault(test.field, [])
-            while len(lanes) <= lane:
-                lanes.append(FieldSlot(test.field))
-            lanes[lane].add(number, test)
+            found = fields.get(test.field)
+            if found is None:
+                found = fields[test.field] = FieldIndex(test.field, [], self._universe)
+                self._slots[test.field] = found.lanes
+            found.add(lane, number, test)
 
     def _unpost(self, column: Column) -> None:
         number = column.number
@@ -151,13 +200,13 @@ class SubscriptionIndex:
         if column.topic is not None:
             self._with_topic.discard(number)
             self._topics.remove(number)
+            self._no_topic = None
+        fields = self._fields
         for lane, test in column.field_tests:
-            lanes = self._slots[test.field]
-            lanes[lane].remove(number, test)
-            while lanes and not lanes[-1]:
-                lanes.pop()
-            if not lanes:
-                del self._slots[test.field]
+            field = fields[test.field]
+            field.remove(lane, number, test)
+            if not field:
+                del fields[test.field], self._slots[test.field]
 
     # -- questions -----------------------------------------------------------------------------
 
@@ -191,32 +240,62 @@ class SubscriptionIndex:
                 "message properties must be a mapping of names to values, "
                 f"not {type(properties).__name__}"
             )
-        candidates = BitMap(self._live)
+        # Hit counting as intersections: a column survives when every field allows it. The
+        # fields' answers are dense complements (bitset containers, cheap to AND); the sparse live
+        # set comes last, so no operation walks an array container.
+        live = self._live
+        candidates: BitMap | None = None
         if self._with_topic:
-            if topic is None:
-                candidates -= self._with_topic
+            no_topic = self._no_topic
+            if no_topic is None:
+                no_topic = self._no_topic = self._universe - self._with_topic
+            candidates = BitMap(no_topic, optimize=False)
+            if topic is not None:
+                candidates |= self._topics.match(topic)
+        for field, index in self._fields.items():
+            allowed = index.allowed(lookup(properties, field))
+            if candidates is None:
+                candidates = BitMap(allowed, optimize=False)
             else:
-                candidates -= self._with_topic - self._topics.match(topic)
-        for field, lanes in self._slots.items():
-            if not candidates:
-                return candidates
-            kind, value = classify(lookup(properties, field))
-            for slot in lanes:
-                candidates -= slot.violated(kind, value)
+                candidates &= allowed
+        if candidates is None:
+            candidates = BitMap(live)
+        else:
+            candidates &= live
         if self._with_residuals and candidates:
-            table = self._table.by_number
-            for number in candidates & self._with_residuals:
-                for residual in table[number].residuals:
-                    if evaluate(residual.node, properties) is not residual.want:
-                        candidates.discard(number)
-                        break
+            checked = candidates & self._with_residuals
+            if checked:
+                self._check_residuals(candidates, checked, properties)
         return candidates
 
-    def _ids(self, columns: BitMap) -> frozenset[str]:
+    def _check_residuals(
+        self, candidates: BitMap, checked: BitMap, properties: Mapping[str, Any]
+    ) -> None:
+        """Drop the candidates whose residual tests the reference evaluator does not find as
+        wanted; each distinct residual is evaluated once per message."""
         table = self._table.by_number
-        if len(columns) == 1:
-            return frozenset(table[columns.min()].subscribers)
-        return frozenset().union(*(table[number].subscribers for number in columns))
+        answers: dict[int, bool] = {}  # by id(): equal residuals are one object (ColumnTable)
+        for number in checked:
+            for residual in table[number].residuals:
+                holds = answers.get(id(residual))
+                if holds is None:
+                    holds = answers[id(residual)] = (
+                        evaluate(residual.node, properties) is residual.want
+                    )
+                if not holds:
+                    candidates.discard(number)
+                    break
+
+    def _ids(self, columns: BitMap) -> frozenset[str]:
+        shared = self._shared
+        if shared and columns.intersect(shared):
+            table = self._table.by_number
+            ids = set(map(self._sole.__getitem__, columns - shared))
+            ids.discard(None)
+            for number in columns & shared:
+                ids.update(table[number].subscribers)
+            return frozenset(ids)  # type: ignore[arg-type]
+        return frozenset(map(self._sole.__getitem__, columns))  # type: ignore[arg-type]
 
     def explain(self, subscription_id: str) -> str:
         """How the index sees one subscription's selector: a line per conjunction."""

@@ -1,0 +1,253 @@
+"""One field's tests across every lane, the numeric buckets they define, and a bounded answer cache.
+
+A message is matched field by field: for each field the subscriptions test, the index needs the
+columns the message's value *allows* (:meth:`FieldIndex.allowed`): every column number except
+those whose test on this field the value violates. The index intersects these answers, one per
+field, with its live columns. Answers are complements, so they are dense bitmaps (roaring bitset
+containers, 8 KiB per 65,536 columns) whose intersection costs the same few hundred nanoseconds
+whatever their cardinality; sparse answers (array containers) would cost time in proportion to
+their size. And since a complement is taken against a fixed *universe* (every column number below
+a multiple of 65,536), columns added or removed on *other* fields leave it exact.
+
+Computing an answer from the postings takes several bitmap operations (and, for ranges,
+bisections and checkpoint corrections), so answers are cached. The cache key is what makes the
+cache work:
+
+* a string or boolean is its own key (message streams repeat symbols, regions and flags);
+* a number is keyed by its **bucket**. Every number a test on this field mentions (range bounds,
+  numbers in ``=`` and ``IN``) is a *boundary*; sorted, the boundaries cut the number line into
+  elementary intervals: each boundary itself, and the open interval between two neighbours. Any
+  two numbers in the same elementary interval compare the same way with every boundary, so they
+  satisfy and violate exactly the same tests: one bisection gives the bucket, and the bucket's
+  cached answer is exact for every value in it. This is the dispatcher RFC's context-sensitive
+  parser: the message value is read in the light of what the subscriptions ask;
+* missing (NULL), NaN and values of no selector type have one key each.
+
+The cache is bounded in bytes (an estimate of each answer's roaring containers) and evicts first
+in, first out; strings over 1,024 characters are answered but never cached, so an untrusted
+message stream cannot grow it. Any change to the field's tests empties it (the answers and the
+buckets both move), and so does a new universe.
+
+Per-lane slots (:class:`~bitsift.index.slots.FieldSlot`) stay the single source of truth for what a
+value violates; this class only combines their answers (a union over lanes) and remembers them.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right, insort
+from collections.abc import Iterator
+from typing import Any
+
+from pyroaring import BitMap, FrozenBitMap
+
+from bitsift.index.criteria import Equals, FieldTest, InRange, Kind, classify
+from bitsift.index.slots import FieldSlot
+
+__all__ = ["FieldIndex", "CACHE_BYTES"]
+
+CACHE_BYTES = 8 * 1024 * 1024
+"""Default bytes of cached answers per field."""
+_LONGEST_CACHED_STRING = 1024
+_MAX_ENTRIES = 1 << 16
+_ENTRY_OVERHEAD = 160
+"""Bytes a cache entry costs beside its containers: dict slot, key, bitmap object."""
+_INSORT_EDITS = 32
+"""Boundary edits applied in place between two queries before the sorted list is rebuilt instead."""
+_MISSING_KEY = ("missing",)
+_NAN_KEY = ("nan",)
+_OTHER_KEY = ("other",)
+_TRUE_KEY = ("b", True)
+_FALSE_KEY = ("b", False)
+
+
+def _boundaries(test: FieldTest) -> Iterator[Any]:
+    """The numbers where ``test``'s answer can change (NaN bounds change nothing)."""
+    criterion = test.criterion
+    if isinstance(criterion, InRange):
+        for bound in (criterion.low, criterion.high):
+            if bound is not None and bound == bound:
+                yield bound
+    elif isinstance(criterion, Equals):
+        for tag, value in criterion.keys:
+            if tag == "n":
+                yield value
+
+
+def approximate_bytes(bitmap: BitMap | FrozenBitMap) -> int:
+    """A cheap upper estimate of a roaring bitmap's memory: 2 bytes per member, at most a bitset
+    (8 KiB) per 65,536-column chunk it spans."""
+    if not bitmap:
+        return _ENTRY_OVERHEAD
+    chunks = (bitmap.max() >> 16) - (bitmap.min() >> 16) + 1
+    return min(2 * len(bitmap), 8192 * chunks) + _ENTRY_OVERHEAD
+
+
+class FieldIndex:
+    """Every lane of one field, with the numeric boundaries and the answer cache.
+
+    ``lanes`` is shared with the subscription index (``SubscriptionIndex._slots[field]``), which
+    other readers (the batch matcher) walk directly.
+
+    >>> from bitsift.index.criteria import FieldTest, InRange
+    >>> field = FieldIndex("price", [], FrozenBitMap(range(10)))
+    >>> field.add(0, 7, FieldTest("price", InRange(10, True, 20, False)))
+    >>> 7 in field.allowed(15), 7 in field.allowed(20), 7 in field.allowed(None)
+    (True, False, False)
+    >>> len(field.allowed(None))
+    9
+    """
+
+    __slots__ = (
+        "field",
+        "lanes",
+        "budget",
+        "_universe",
+        "_bounds",
+        "_sorted",
+        "_edits",
+        "_cache",
+        "_bytes",
+    )
+
+    def __init__(
+        self,
+        field: str,
+        lanes: list[FieldSlot],
+        universe: FrozenBitMap,
+        budget: int = CACHE_BYTES,
+    ) -> None:
+        self.field = field
+        self.lanes = lanes
+        self.budget = budget
+        self._universe = universe
+        self._bounds: dict[Any, int] = {}
+        """Each distinct boundary and how many tests mention it."""
+        self._sorted: list[Any] | None = []
+        """The distinct boundaries in order; None when it must be rebuilt."""
+        self._edits = 0
+        self._cache: dict[object, FrozenBitMap] = {}
+        self._bytes = 0
+
+    # -- changes ---------------------------------------------------------------------------------
+
+    def add(self, lane: int, column: int, test: FieldTest) -> None:
+        lanes = self.lanes
+        while len(lanes) <= lane:
+            lanes.append(FieldSlot(self.field))
+        lanes[lane].add(column, test)
+        bounds = self._bounds
+        for bound in _boundaries(test):
+            count = bounds.get(bound, 0)
+            bounds[bound] = count + 1
+            if not count:
+                self._edit(bound, insert=True)
+        self.forget()
+
+    def remove(self, lane: int, column: int, test: FieldTest) -> None:
+        lanes = self.lanes
+        lanes[lane].remove(column, test)
+        while lanes and not lanes[-1]:
+            lanes.pop()
+        bounds = self._bounds
+        for bound in _boundaries(test):
+            count = bounds[bound] - 1
+            if count:
+                bounds[bound] = count
+            else:
+                del bounds[bound]
+                self._edit(bound, insert=False)
+        self.forget()
+
+    def _edit(self, bound: Any, *, insert: bool) -> None:
+        """Keep the sorted boundaries current in place, or drop them when a burst of changes
+        (a bulk load) would make one sort at the next query cheaper."""
+        ordered = self._sorted
+        if ordered is None:
+            return
+        self._edits += 1
+        if self._edits > _INSORT_EDITS:
+            self._sorted = None
+        elif insert:
+            insort(ordered, bound)
+        else:
+            del ordered[bisect_right(ordered, bound) - 1]
+
+    def forget(self) -> None:
+        """Empty the answer cache (after any change to the field's tests)."""
+        self._cache.clear()
+        self._bytes = 0
+
+    def set_universe(self, universe: FrozenBitMap) -> None:
+        """Take complements against ``universe`` from now on (it must hold every column)."""
+        self._universe = universe
+        self.forget()
+
+    def __bool__(self) -> bool:
+        return bool(self.lanes)
+
+    # -- questions -------------------------------------------------------------------------------
+
+    def bucket(self, value: Any) -> int:
+        """The elementary interval of a number (not NaN) among the boundaries: ``2 * i`` for the
+        open interval after the ``i``-th boundary (``0``: below them all), ``2 * i + 1`` for the
+        ``i``-th boundary itself (counting from 1).
+
+        >>> field = FieldIndex("x", [], FrozenBitMap(range(4)))
+        >>> field.add(0, 0, FieldTest("x", InRange(1, True, 2.5, False)))
+        >>> [field.bucket(v) for v in (0, 1, 1.5, 2.5, 99)]
+        [0, 1, 2, 3, 4]
+        """
+        ordered = self._sorted
+        if ordered is None:
+            ordered = self._sorted = sorted(self._bounds)
+        self._edits = 0
+        place: int = bisect_right(ordered, value)
+        if place and ordered[place - 1] == value:
+            return 2 * place - 1
+        return 2 * place
+
+    def allowed(self, value: object) -> FrozenBitMap:
+        """Every column of the universe except those whose test on this field (in any lane) the
+        raw message value violates."""
+        kind, normalised = classify(value)
+        if kind is Kind.STRING:
+            key: object = normalised
+            if len(normalised) > _LONGEST_CACHED_STRING:  # type: ignore[arg-type]
+                return self._compute(kind, normalised)
+        elif kind is Kind.NUMBER:
+            key = self.bucket(normalised) if normalised == normalised else _NAN_KEY
+        elif kind is Kind.BOOLEAN:
+            key = _TRUE_KEY if normalised else _FALSE_KEY
+        elif kind is Kind.MISSING:
+            key = _MISSING_KEY
+        else:
+            key = _OTHER_KEY
+        cache = self._cache
+        answer = cache.get(key)
+        if answer is not None:
+            return answer
+        answer = self._compute(kind, normalised)
+        size = approximate_bytes(answer)
+        if size > self.budget:
+            return answer
+        self._bytes += size
+        while self._bytes > self.budget or len(cache) >= _MAX_ENTRIES:
+            self._bytes -= approximate_bytes(cache.pop(next(iter(cache))))
+        cache[key] = answer
+        return answer
+
+    def _compute(self, kind: Kind, value: object) -> FrozenBitMap:
+        lanes = self.lanes
+        if len(lanes) == 1:
+            return self._universe - lanes[0].violated_now(kind, value)
+        return self._universe.difference(*(lane.violated_now(kind, value) for lane in lanes))
+
+    @property
+    def cached(self) -> int:
+        """How many answers the cache holds now."""
+        return len(self._cache)
+
+    @property
+    def cached_bytes(self) -> int:
+        """The estimated bytes of the cached answers."""
+        return self._bytes

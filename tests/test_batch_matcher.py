@@ -25,6 +25,17 @@ from bitsift.samples import w3_messages, w3_subscriptions
 AMQP_PATTERNS = ["a.*", "a.#", "#", "*.b", "a.b", "#.b", "a"]
 MQTT_PATTERNS = ["a/+", "a/#", "#", "+/b", "a/b"]
 TOPICS = [None, "a", "a.b", "b", "a.b.c", "x.b", "a/b", "a/c", ""]
+W3_PROPERTIES = pyarrow.schema(
+    [
+        ("symbol", pyarrow.string()),
+        ("exchange", pyarrow.string()),
+        ("side", pyarrow.string()),
+        ("price", pyarrow.float64()),
+        ("qty", pyarrow.int64()),
+        ("region", pyarrow.string()),
+        ("urgent", pyarrow.bool_()),
+    ]
+)
 
 
 @st.composite
@@ -156,18 +167,7 @@ def test_w3_batches_match_like_the_index() -> None:
     pairs = list(w3_messages(3_000, seed=12))
     rows = [properties for _, properties in pairs]
     topics: list[str | None] = [topic for topic, _ in pairs]
-    schema = pyarrow.schema(
-        [
-            ("symbol", pyarrow.string()),
-            ("exchange", pyarrow.string()),
-            ("side", pyarrow.string()),
-            ("price", pyarrow.float64()),
-            ("qty", pyarrow.int64()),
-            ("region", pyarrow.string()),
-            ("urgent", pyarrow.bool_()),
-        ]
-    )
-    table = pyarrow.Table.from_pylist(rows, schema=schema)
+    table = pyarrow.Table.from_pylist(rows, schema=W3_PROPERTIES)
     want = expected(index, rows, topics)
     matcher = BatchMatcher(index)
     assert matcher.match(table, topics) == want
@@ -204,3 +204,19 @@ def test_bad_batches_are_bitsift_errors() -> None:
         matcher.match(duplicated)
     with pytest.raises(MessageError, match="not int"):
         matcher.match(3)
+
+
+def test_large_indexes_match_in_bounded_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a tiny class-memory budget, a batch is matched in slices of 256 rows, and the
+    per-field memory is dropped between them; the answers must not change."""
+    import bitsift.index.batch as batch_module
+
+    monkeypatch.setattr(batch_module, "_CLASS_BYTES", 1)
+    index = SubscriptionIndex(w3_subscriptions(100, seed=13))
+    pairs = list(w3_messages(700, seed=14))
+    rows = [properties for _, properties in pairs]
+    topics: list[str | None] = [topic for topic, _ in pairs]
+    want = expected(index, rows, topics)
+    matcher = BatchMatcher(index)
+    assert matcher.match(rows, topics) == want
+    assert matcher.match(pyarrow.Table.from_pylist(rows, schema=W3_PROPERTIES), topics) == want

@@ -79,7 +79,7 @@ def run(arguments: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    spark = local_session(arguments.master, progress=not arguments.quiet)
+    spark = local_session(arguments.master, progress=not arguments.quiet and sys.stderr.isatty())
     summary = run_route_job(
         spark,
         subscriptions,

@@ -77,6 +77,9 @@ _CACHE_LIMIT = 200_000
 start of a batch) so that a stream of unique values cannot grow it without bound."""
 _LONG_MIN = -(2**63)
 _LONG_MAX = 2**63 - 1
+_CLASS_BYTES = 64 << 20
+"""Packed class rows kept per field before the memory is dropped; a batch is also cut into slices
+that cannot create more than this many bytes of new class rows per field."""
 _MATRIX_WORDS = 1 << 19
 """64-bit words in one chunk's rows x columns bit matrix (4 MiB)."""
 _MISSING_KEY = ("missing",)
@@ -135,8 +138,13 @@ class _FieldClasses:
         self.seen: dict[object, int] = {}
         self._matrix = numpy.zeros((0, 0), numpy.uint64)
 
-    def forget_if_large(self) -> None:
-        if len(self.seen) > _CACHE_LIMIT or len(self.classes) > _CACHE_LIMIT:
+    def forget_if_large(self, words: int) -> None:
+        classes = len(self.classes)
+        if (
+            len(self.seen) > _CACHE_LIMIT
+            or classes > _CACHE_LIMIT
+            or classes * words * 8 > _CLASS_BYTES
+        ):
             self.classes.clear()
             self.class_of.clear()
             self.seen.clear()
@@ -231,7 +239,26 @@ class BatchMatcher:
         index = self.index
         with index._lock:
             self._refresh()
-            return self._match(row_count, column_of, rows_of, topic_list)
+            step = max(256, _CLASS_BYTES // (self._words * 8))
+            if row_count <= step:
+                return self._match(row_count, column_of, rows_of, topic_list)
+            # Huge indexes: each distinct value may add a class row of words * 8 bytes, so
+            # bound the rows matched at once (and thus the class rows they can add).
+            parts = []
+            for begin in range(0, row_count, step):
+                end = min(row_count, begin + step)
+                part = (
+                    batch[begin:end]
+                    if isinstance(batch, Sequence)
+                    else batch.slice(begin, end - begin)
+                )
+                count, part_column_of, part_rows_of = _reader(part)
+                part_topics = None if topic_list is None else topic_list[begin:end]
+                pairs = self._match(count, part_column_of, part_rows_of, part_topics)
+                parts.append((pairs.rows + begin, pairs.subscriptions))
+            rows = numpy.concatenate([rows for rows, _ in parts])
+            subscriptions = numpy.concatenate([numbers for _, numbers in parts])
+            return self._pairs(row_count, rows, subscriptions)
 
     # -- the work ------------------------------------------------------------------------------
 
@@ -275,11 +302,11 @@ class BatchMatcher:
         states: list[tuple[_FieldClasses, IntArray]] = []
         if index._with_topic:
             state = self._topic_classes
-            state.forget_if_large()
+            state.forget_if_large(self._words)
             states.append((state, self._topic_codes(state, row_count, topics)))
         for field, lanes in index._slots.items():
             state = self._fields[field]
-            state.forget_if_large()
+            state.forget_if_large(self._words)
             states.append((state, self._field_codes(state, lanes, column_of(field))))
         words = self._words
         survivors_of_live = _packed(live, words)

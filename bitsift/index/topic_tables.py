@@ -388,7 +388,7 @@ class PositionTables:
             return self._match_bitmaps(words)
         # The uncompressed rows first: the same steps as _match_bitmaps, on ints.
         count = len(words)
-        bits = -1  # every slot
+        bits = -1  # every column
         if count > self._longest_exact:
             bits = self._bit_with_hash
             if not bits:

@@ -94,7 +94,8 @@ class Checks:
 class Outcome:
     """One batch's result: per input row, its id, status, reason, record and matches."""
 
-    message_ids: list[str | None]
+    message_ids: Any
+    """A list of ``str | None``, or an Arrow string array (typed input: no Python per row)."""
     status: list[str]
     reasons: list[str | None]
     records: list[str | None]
@@ -130,15 +131,26 @@ class Outcome:
         clients = pyarrow.array([client_of.get(i) for i in self.pairs.ids], pyarrow.string())
         return pyarrow.RecordBatch.from_arrays(
             [
-                pyarrow.array(self.message_ids, pyarrow.string()),
+                _strings(self.message_ids),
                 pyarrow.ListArray.from_arrays(offsets, ids.take(numbers)),
                 pyarrow.ListArray.from_arrays(offsets, clients.take(numbers)),
-                pyarrow.array(self.status, pyarrow.string()),
-                pyarrow.array(self.reasons, pyarrow.string()),
-                pyarrow.array(self.records, pyarrow.string()),
+                _strings(self.status),
+                _strings(self.reasons),
+                _strings(self.records),
             ],
             schema=output_schema(),
         )
+
+
+def _strings(values: Any) -> Any:
+    """An Arrow string array from a list (or an Arrow array already)."""
+    import pyarrow
+
+    if isinstance(values, list):
+        if values and all(value is None for value in values):
+            return pyarrow.nulls(len(values), pyarrow.string())
+        return pyarrow.array(values, pyarrow.string())
+    return values.cast(pyarrow.string())
 
 
 def output_schema() -> Any:
@@ -276,9 +288,9 @@ def process_columns(
 
     count = batch.num_rows
     names = batch.schema.names
-    message_ids: list[str | None]
+    message_ids: Any
     if id_column is not None and id_column in names:
-        message_ids = batch.column(names.index(id_column)).cast(pyarrow.string()).to_pylist()
+        message_ids = batch.column(names.index(id_column)).cast(pyarrow.string())
     else:
         message_ids = [None] * count
     topics = None
@@ -331,8 +343,10 @@ def process_columns(
         pairs = _spread(matcher.match_pairs(subset, subset_topics), accepted.tolist(), count)
     else:
         pairs = matcher.match_pairs(properties, topics)
-    for row in set(pairs.rows.tolist()):
-        status[row] = "routed"
+    if len(pairs.rows):
+        routed = numpy.zeros(count, bool)
+        routed[pairs.rows] = True
+        status = numpy.where(routed, "routed", numpy.array(status)).tolist()
     return Outcome(message_ids, status, reasons, records, pairs)
 
 

@@ -363,3 +363,22 @@ def test_ranking_follows_observed_hits_without_changing_answers() -> None:
         assert receiver.accepts({"region": "us", "price": 5})
     assert str(receiver.ranking()[0][1][0]).startswith("price")
     assert receiver.accepts({"region": "eu"}) and not receiver.accepts({"region": "fr"})
+
+
+def test_signed_zero_literals_are_not_merged() -> None:
+    # to_dnf merges these two (their trees compare equal, 0.0 == -0.0); the filter must not.
+    subscriptions = [Subscription(id="z", selector="price / 0.0 > 1 OR price / -0.0 > 1")]
+    receiver = ReceiverFilter(subscriptions)
+    for price in (-5.0, 5.0, 0.0):
+        expected = subscriptions[0].matches({"price": price})
+        assert receiver.accepts({"price": price}) is expected
+    assert receiver.accepts({"price": -5.0})  # -5 / -0.0 = +inf > 1
+
+
+def test_huge_decimal_values_cost_no_time() -> None:
+    from decimal import Decimal
+
+    receiver = ReceiverFilter([Subscription(id="p", selector="price > 10 AND price < 1e308")])
+    assert receiver.accepts({"price": Decimal("1e999999999")}) is False
+    assert receiver.accepts({"price": Decimal("1e-999999999")}) is False
+    assert receiver.accepts({"price": Decimal("11.5")}) is True

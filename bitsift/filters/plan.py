@@ -1,34 +1,36 @@
-"""The compiled filter: columns in blocks, each block answering "does any of my columns match?".
+"""The compiled filter: per-field answers shared by blocks of columns evaluated left to right.
 
 The seeds' filtering section: AND the criteria bitmaps column block by column block, left to
-right, and stop at the first block with a bit still set. Here a block is a run of columns in
-ranking order (most likely first) and its bitmaps are Python ints, whose ``&`` runs over machine
-words in C. The first block is one machine word (64 columns); later blocks are larger.
+right, and stop at the first block with a bit still set. Here the columns are numbered in ranking
+order (most likely to match first) and every bitmap is a Python int, whose ``&`` runs over machine
+words in C. A *block* is a run of columns: the first is one machine word (64 columns), the next
+spans up to a roaring container's 65,536 columns.
 
-Inside a block the columns' field tests are grouped into *stages*, one per field. A stage answers,
-for the message's value of its field, which of the block's columns that value satisfies (columns
-that do not test the field are always satisfied). The block ANDs stage after stage into its
-candidates and stops as soon as either
+A *stage* holds all tests on one field (or the topic patterns) of every column and answers, for a
+message, which columns the value satisfies (columns without a test there always pass). Its answer
+is cached: per string, boolean or NULL, and per *bucket* for numbers: the numbers a field's tests
+mention cut the number line into elementary intervals (each boundary, and the open gaps between),
+and two numbers in one interval compare alike with every boundary, so they pass exactly the same
+tests. One bisection finds the bucket (the dispatcher RFC's context-sensitive parser).
 
-* no candidate is left (no column of this block can match: go to the next block), or
-* a candidate has no test left in the later stages and no residual: that column matches, the
-  message is accepted.
+A block ANDs stage answers into its candidates, in its own order, and stops as soon as either
 
-Stages are ordered so that both exits come early: in the first block, by the ranking (the fields
-of the most likely column first, so it is complete soonest); in later blocks, by how many columns
-test the field (the ones that rule out the most columns first). Columns with residual tests are
-decided by the reference evaluator after the last stage, most likely first.
+* no candidate is left: none of its columns can match, go to the next block; or
+* a candidate has no test left in later stages and no residual: it matches, accept.
 
-A stage caches its answer per value (bounded), because streams repeat values; numbers on a field
-with intervals are not cached (prices rarely repeat) but answered by two bisections into
-precomputed prefix masks.
+A stage's answer is computed at most once per message and shared by every block, so trying the
+first block costs a non-matching message almost nothing. Orders: the first block completes its
+likely columns soonest (greedy likelihood per unit of cost); the others rule out the most
+columns per unit of cost first. Columns with residual tests are decided by the reference
+evaluator after the last stage, most likely first.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
-from typing import Any
+from decimal import Context, Decimal, localcontext
+from typing import Any, cast
 
 from bitsift.filters.subsumption import Column, exact_number
 from bitsift.index.criteria import (
@@ -49,114 +51,121 @@ from bitsift.selectors.evaluate import evaluate
 from bitsift.selectors.topics import TopicPattern
 from bitsift.selectors.values import lookup
 
-__all__ = ["Block", "build_blocks", "FIRST_BLOCK", "BLOCK"]
+__all__ = ["Plan", "FIRST_BLOCK", "BLOCK"]
 
 FIRST_BLOCK = 64
 """Columns in the first block: one machine word."""
-BLOCK = 1024
-"""Columns in each later block. Interval tables cost about ``BLOCK**2 / 4`` bytes per field with
-intervals in a full block (256 KiB), which bounds memory at about 256 bytes per column and field."""
-_CACHE_LIMIT = 1024
-_LONGEST_CACHED_TOPIC = 1024
-_RANGE_COST = 2.5
-"""Relative cost of a stage with intervals (a few bisections, no cache) to a cached lookup."""
+BLOCK = 65_536
+"""Columns in each later block: the span of one roaring container."""
+_CACHE_BYTES = 8 * 1024 * 1024
+"""Cached answers per stage, in bytes of int bitmaps (at least 64 and at most 4,096 answers)."""
+_LONGEST_CACHED = 1024
 _TOPIC_COST = 6.0
-"""Relative cost of matching a new topic against a block's patterns."""
+"""Relative cost of matching a new topic to a cached field lookup."""
+_CHECKPOINTS = 1024
+"""Interval sides with more bounds than this keep prefix masks only at this many checkpoints."""
 
+_COMPARING = Context(traps=[])
+"""Mixed Decimal and float comparisons are exact; this context only keeps them from trapping."""
 _ABSENT = object()
 _MISSING_KEY = ("m",)
 _NAN_KEY = ("nan",)
 _OTHER_KEY = ("o",)
 
 
-class _Ranges:
-    """Which intervals contain a number: a few bisections into prefix and suffix masks.
+class _PrefixMasks:
+    """The OR of the first ``count`` bits of a sequence, for any count, in bounded memory.
 
-    Bounds are kept in four sorted lists of plain numbers (inclusive and exclusive, low and high)
-    so that each bisection compares numbers only, in C: a low bound ``L`` is met by ``v`` when
-    ``L <= v`` (inclusive) or ``L < v`` (exclusive); a high bound when ``v <= H`` or ``v < H``.
+    Up to :data:`_CHECKPOINTS` entries every prefix is stored; beyond, one in ``step`` is, and the
+    rest is ORed in from the column numbers (at most ``step`` shifts)."""
+
+    __slots__ = ("step", "checkpoints", "columns")
+
+    def __init__(self, columns: list[int]) -> None:
+        self.step = max(1, -(-len(columns) // _CHECKPOINTS))
+        self.columns = columns
+        self.checkpoints = [0]
+        mask = 0
+        for position, column in enumerate(columns, start=1):
+            mask |= 1 << column
+            if position % self.step == 0:
+                self.checkpoints.append(mask)
+
+    def __getitem__(self, count: int) -> int:
+        step = self.step
+        mask = self.checkpoints[count // step]
+        if step > 1:
+            for column in self.columns[count - count % step : count]:
+                mask |= 1 << column
+        return mask
+
+
+class _Ranges:
+    """Which intervals contain a number: one bisection per kind of bound, into prefix masks.
+
+    A low bound ``L`` is met by ``v`` when ``L <= v`` (inclusive) or ``L < v`` (exclusive); a
+    high bound when ``v <= H`` or ``v < H``. Bounds of each kind are sorted, so the met ones are a
+    prefix (low) or a suffix (high) of the list.
     """
 
     __slots__ = ("open_low", "open_high", "lows", "highs")
 
     def __init__(self, entries: list[tuple[int, InRange]]) -> None:
-        low_inclusive: list[tuple[object, int]] = []
-        low_exclusive: list[tuple[object, int]] = []
-        high_inclusive: list[tuple[object, int]] = []
-        high_exclusive: list[tuple[object, int]] = []
+        sides: dict[tuple[bool, bool], list[tuple[object, int]]] = {}
         self.open_low = self.open_high = 0
-        for bit, interval in entries:
+        for column, interval in entries:
             if interval.low is None:
-                self.open_low |= bit
+                self.open_low |= 1 << column
             else:
-                side = low_inclusive if interval.low_inclusive else low_exclusive
-                side.append((exact_number(interval.low), bit))
+                key = (True, interval.low_inclusive)
+                sides.setdefault(key, []).append((exact_number(interval.low), column))
             if interval.high is None:
-                self.open_high |= bit
+                self.open_high |= 1 << column
             else:
-                side = high_inclusive if interval.high_inclusive else high_exclusive
-                side.append((exact_number(interval.high), bit))
-        # (bounds, float bounds, masks, bisect): for a low side, masks[i] holds the columns of the
-        # first i bounds; for a high side, of the bounds from i on.
-        self.lows = [
-            _side(bounds, bisect_right if inclusive else bisect_left, low=True)
-            for bounds, inclusive in ((low_inclusive, True), (low_exclusive, False))
-            if bounds
-        ]
-        self.highs = [
-            _side(bounds, bisect_left if inclusive else bisect_right, low=False)
-            for bounds, inclusive in ((high_inclusive, True), (high_exclusive, False))
-            if bounds
-        ]
+                key = (False, interval.high_inclusive)
+                sides.setdefault(key, []).append((exact_number(interval.high), column))
+        self.lows: list[tuple[list[object], Any, _PrefixMasks]] = []
+        self.highs: list[tuple[list[object], Any, _PrefixMasks]] = []
+        for (low, inclusive), bounds in sides.items():
+            bounds.sort(key=lambda entry: entry[0])  # type: ignore[arg-type,return-value]
+            values = [bound for bound, _ in bounds]
+            columns = [column for _, column in bounds]
+            if low:
+                search = bisect_right if inclusive else bisect_left
+                self.lows.append((values, search, _PrefixMasks(columns)))
+            else:
+                # Met high bounds are a suffix: keep the masks of the reversed list.
+                search = bisect_left if inclusive else bisect_right
+                self.highs.append((values, search, _PrefixMasks(columns[::-1])))
 
     def containing(self, number: object) -> int:
-        # Compare like with like: a float against float bounds is several times quicker in
-        # bisect than a float against int bounds, and exact when the bounds convert exactly.
-        floats = type(number) is float
         low = self.open_low
-        for bounds, float_bounds, masks, search in self.lows:
-            low |= masks[search(float_bounds if floats and float_bounds else bounds, number)]
+        for bounds, search, masks in self.lows:
+            low |= masks[search(bounds, number)]
         if not low:
             return 0
         high = self.open_high
-        for bounds, float_bounds, masks, search in self.highs:
-            high |= masks[search(float_bounds if floats and float_bounds else bounds, number)]
+        for bounds, search, masks in self.highs:
+            high |= masks[len(bounds) - search(bounds, number)]
         return low & high
-
-
-_Side = tuple[list[object], list[float] | None, list[int], Any]
-
-
-def _side(entries: list[tuple[object, int]], search: Any, low: bool) -> _Side:
-    entries.sort(key=lambda entry: entry[0])  # type: ignore[arg-type,return-value]
-    bounds = [bound for bound, _ in entries]
-    masks = [0]
-    if low:
-        for _, bit in entries:
-            masks.append(masks[-1] | bit)
-    else:
-        for _, bit in reversed(entries):
-            masks.append(masks[-1] | bit)
-        masks.reverse()
-    # The same bounds as floats, when every one converts exactly (else None).
-    float_bounds: list[float] | None
-    try:
-        float_bounds = [float(bound) for bound in bounds]  # type: ignore[arg-type]
-    except OverflowError:  # an integer or fraction beyond the float range
-        float_bounds = None
-    if float_bounds is not None and any(
-        exact != bound for exact, bound in zip(float_bounds, bounds, strict=True)
-    ):
-        float_bounds = None
-    return (bounds, float_bounds, masks, search)
 
 
 class _Tables:
     """Masks for the criteria of one polarity of one lane, found by lookups, never by scans."""
 
-    __slots__ = ("keys", "kinds", "ranges", "prefixes", "prefix_lengths", "_intervals")
+    __slots__ = (
+        "keys",
+        "kinds",
+        "ranges",
+        "prefixes",
+        "prefix_lengths",
+        "_intervals",
+        "boundaries",
+    )
 
     def __init__(self) -> None:
+        self.boundaries: set[object] = set()
+        """Every number a test here mentions (interval bounds, numeric keys)."""
         self.keys: dict[object, int] = {}
         self.kinds: dict[Kind, int] = {}
         self.prefixes: dict[str, int] = {}
@@ -164,14 +173,20 @@ class _Tables:
         self.ranges: _Ranges | None = None
         self._intervals: list[tuple[int, InRange]] = []
 
-    def add(self, bit: int, criterion: Criterion) -> None:
+    def add(self, column: int, criterion: Criterion) -> None:
+        bit = 1 << column
         if isinstance(criterion, Equals):
             for key in criterion.keys:
                 self.keys[key] = self.keys.get(key, 0) | bit
+                if key[0] == "n":
+                    self.boundaries.add(exact_number(key[1]))
         elif isinstance(criterion, OfType):
             self.kinds[criterion.kind] = self.kinds.get(criterion.kind, 0) | bit
         elif isinstance(criterion, InRange):
-            self._intervals.append((bit, criterion))
+            self._intervals.append((column, criterion))
+            for bound in (criterion.low, criterion.high):
+                if bound is not None:
+                    self.boundaries.add(exact_number(bound))
         elif isinstance(criterion, HasPrefix):
             self.prefixes[criterion.prefix] = self.prefixes.get(criterion.prefix, 0) | bit
         else:  # pragma: no cover - Missing is handled by the lane
@@ -192,7 +207,7 @@ class _Tables:
         if self.kinds:
             found |= self.kinds.get(kind, 0)
         if kind is Kind.NUMBER and self.ranges is not None and value == value:
-            found |= self.ranges.containing(exact_number(value))
+            found |= self.ranges.containing(value)
         if kind is Kind.STRING and self.prefix_lengths:
             prefixes = self.prefixes
             for length in self.prefix_lengths:
@@ -208,13 +223,14 @@ class _Lane:
     __slots__ = ("free", "missing", "negated", "plain", "vetoes")
 
     def __init__(self) -> None:
-        self.free = 0  # set once all tests are in: the block's columns without a test here
+        self.free = 0  # set once all tests are in: the columns without a test here
         self.missing = 0
         self.negated = 0
         self.plain = _Tables()
         self.vetoes = _Tables()
 
-    def add(self, bit: int, test: FieldTest) -> None:
+    def add(self, column: int, test: FieldTest) -> None:
+        bit = 1 << column
         if isinstance(test.criterion, Missing):
             if test.negated:
                 self.negated |= bit  # "present": nothing vetoes it
@@ -222,9 +238,9 @@ class _Lane:
                 self.missing |= bit
         elif test.negated:
             self.negated |= bit
-            self.vetoes.add(bit, test.criterion)
+            self.vetoes.add(column, test.criterion)
         else:
-            self.plain.add(bit, test.criterion)
+            self.plain.add(column, test.criterion)
 
     def satisfied(self, kind: Kind, value: Any) -> int:
         if kind is Kind.MISSING:
@@ -235,46 +251,51 @@ class _Lane:
         return found
 
 
+def _cache_limit(columns: int) -> int:
+    return max(64, min(4096, _CACHE_BYTES // max(1, columns // 8)))
+
+
 class Stage:
-    """All of one block's tests on one field."""
+    """Every column's tests on one field; answers are cached per value or number bucket."""
 
     __slots__ = (
         "field",
         "lanes",
-        "complete",
-        "has_ranges",
-        "cache",
         "cost",
         "dotted",
-        "number_base",
-        "number_ranges",
+        "cache",
+        "numbers",
+        "bounds",
+        "float_bounds",
+        "limit",
     )
 
-    def __init__(self, field: str, lanes: list[_Lane], has_ranges: bool) -> None:
+    def __init__(self, field: str, lanes: list[_Lane], columns: int) -> None:
         self.field = field
         self.lanes = lanes
-        self.complete = 0
-        """Columns whose last test is in this stage and that have no residual."""
-        self.has_ranges = has_ranges
-        self.cache: dict[object, int] = {}
-        self.cost = _RANGE_COST if has_ranges else 1.0
+        self.cost = 1.0
         self.dotted = "." in field
-        # The common numeric stage (one lane of plain intervals, perhaps type tests): a number's
-        # answer is one interval query, with no call through the lane and tables.
-        self.number_base = 0
-        self.number_ranges: _Ranges | None = None
-        if len(lanes) == 1:
-            lane = lanes[0]
-            plain = lane.plain
-            if (
-                plain.ranges is not None
-                and not lane.negated
-                and not any(key[0] == "n" for key in plain.keys)  # type: ignore[index]
-            ):
-                self.number_base = lane.free | plain.kinds.get(Kind.NUMBER, 0)
-                self.number_ranges = plain.ranges
+        self.cache: dict[object, int] = {}
+        self.numbers: dict[int, int] = {}
+        self.limit = _cache_limit(columns)
+        boundaries: set[Any] = set()
+        for lane in lanes:
+            for tables in (lane.plain, lane.vetoes):
+                boundaries.update(tables.boundaries)
+        self.bounds: list[Any] = sorted(boundaries)
+        # The same boundaries as floats when each converts exactly: a float probe then compares
+        # float with float in bisect, several times quicker than float with int.
+        self.float_bounds: list[float] | None = None
+        try:
+            floats = [float(bound) for bound in self.bounds]
+        except OverflowError:
+            floats = []
+        if all(exact == bound for exact, bound in zip(floats, self.bounds, strict=False)):
+            if len(floats) == len(self.bounds):
+                self.float_bounds = floats
 
     def satisfied(self, message: Mapping[str, Any], topic: str | None) -> int:
+        value: Any
         # lookup() and classify() inlined for the plain cases (same rules, fewer calls).
         try:
             value = message.get(self.field, _ABSENT)
@@ -286,28 +307,19 @@ class Stage:
         if value_type is str:
             cache_key: object = value  # a str never equals the tuple keys below
             kind = Kind.STRING
+            if len(value) > _LONGEST_CACHED:
+                return self._compute(kind, value)
         elif value_type is float or value_type is int:
-            if value != value:
-                cache_key = _NAN_KEY
-                kind = Kind.NUMBER
-            elif self.number_ranges is not None:
-                return self.number_base | self.number_ranges.containing(value)
-            elif self.has_ranges:
-                return self._compute(Kind.NUMBER, value)
-            else:
-                cache_key = ("n", value)
-                kind = Kind.NUMBER
+            return self._number(value)
         else:
-            kind, value = classify(value)
+            kind, classified = classify(value)
+            value = cast(Any, classified)
+            if kind is Kind.NUMBER:
+                return self._number(value)
             if kind is Kind.STRING:
                 cache_key = value
-            elif kind is Kind.NUMBER:
-                if value != value:
-                    cache_key = _NAN_KEY
-                elif self.has_ranges:
+                if len(value) > _LONGEST_CACHED:
                     return self._compute(kind, value)
-                else:
-                    cache_key = ("n", value)
             elif kind is Kind.BOOLEAN:
                 cache_key = ("b", value)
             elif kind is Kind.MISSING:
@@ -318,9 +330,41 @@ class Stage:
         found = cache.get(cache_key)
         if found is None:
             found = self._compute(kind, value)
-            if len(cache) >= _CACHE_LIMIT:
+            if len(cache) >= self.limit:
                 del cache[next(iter(cache))]
             cache[cache_key] = found
+        return found
+
+    def _number(self, value: Any) -> int:
+        if value != value:
+            bucket = -1  # NaN: in no interval, equal to nothing
+        else:
+            if type(value) is float and self.float_bounds is not None:
+                bounds: list[Any] = self.float_bounds
+            else:
+                bounds = self.bounds
+            if type(value) is Decimal:
+                # Compared as it is, never converted: Fraction(Decimal("1e999999999")) would
+                # build a billion-digit integer. Comparisons are exact whatever the context's
+                # precision; only a trapped FloatOperation could make one raise.
+                with localcontext(_COMPARING):
+                    position = bisect_left(bounds, value)
+                    on_bound = position < len(bounds) and bounds[position] == value
+            else:
+                position = bisect_left(bounds, value)
+                on_bound = position < len(bounds) and bounds[position] == value
+            bucket = 2 * position + on_bound  # odd: exactly on a boundary
+        numbers = self.numbers
+        found = numbers.get(bucket)
+        if found is None:
+            if type(value) is Decimal:
+                with localcontext(_COMPARING):
+                    found = self._compute(Kind.NUMBER, value)
+            else:
+                found = self._compute(Kind.NUMBER, value)
+            if len(numbers) >= self.limit:
+                del numbers[next(iter(numbers))]
+            numbers[bucket] = found
         return found
 
     def _compute(self, kind: Kind, value: Any) -> int:
@@ -334,26 +378,21 @@ class Stage:
 
 
 class TopicStage:
-    """The block's topic patterns, as one more stage: columns without a pattern always pass.
+    """Every column's topic pattern: columns without one always pass; answers cached per topic."""
 
-    A stage like the others, so that its place in the order is chosen by cost: topics are often
-    all different (``exchange.region.symbol``), so matching them is the dearest test, and a block
-    whose candidates are gone or complete before it never pays for it.
-    """
-
-    __slots__ = ("field", "free", "index", "cache", "complete", "cost")
+    __slots__ = ("field", "free", "index", "cache", "cost", "limit")
 
     def __init__(self, patterns: list[tuple[int, TopicPattern]], everything: int) -> None:
         self.field = "<topic>"
         self.index = TopicIndex(cache_size=0)
         taken = 0
-        for position, pattern in patterns:
-            self.index.add(position, pattern)
-            taken |= 1 << position
+        for column, pattern in patterns:
+            self.index.add(column, pattern)
+            taken |= 1 << column
         self.free = everything & ~taken
         self.cache: dict[str, int] = {}
-        self.complete = 0
         self.cost = _TOPIC_COST
+        self.limit = _cache_limit(everything.bit_length())
 
     def satisfied(self, message: Mapping[str, Any], topic: str | None) -> int:
         if topic is None:
@@ -362,183 +401,208 @@ class TopicStage:
         found = cache.get(topic)
         if found is None:
             found = self.free
-            for position in self.index.match(topic):
-                found |= 1 << position
-            if len(topic) <= _LONGEST_CACHED_TOPIC:
-                if len(cache) >= _CACHE_LIMIT:
+            for column in self.index.match(topic):
+                found |= 1 << column
+            if len(topic) <= _LONGEST_CACHED:
+                if len(cache) >= self.limit:
                     del cache[next(iter(cache))]
                 cache[topic] = found
         return found
 
 
 class Block:
-    """A run of columns in ranking order, with the masks and stages that decide them."""
+    """A run of columns: its mask, its stage order, and when each of its columns is complete."""
 
-    __slots__ = ("start", "size", "everything", "stages", "residuals", "ready")
+    __slots__ = ("start", "mask", "steps", "residuals", "residual_mask")
 
     def __init__(self, start: int, size: int) -> None:
         self.start = start
-        self.size = size
-        self.everything = (1 << size) - 1
-        self.stages: list[Stage | TopicStage] = []
+        self.mask = ((1 << size) - 1) << start
+        self.steps: list[tuple[int, int]] = []
+        """(stage number, columns of this block whose last test is that stage, no residual)."""
         self.residuals: dict[int, tuple[Residual, ...]] = {}
+        self.residual_mask = 0
+
+
+class Plan:
+    """Stages over all columns, and the blocks that try them left to right."""
+
+    __slots__ = ("stages", "blocks", "ready", "size")
+
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        likelihoods: Sequence[float],
+        first_block: int = FIRST_BLOCK,
+        block: int = BLOCK,
+    ) -> None:
+        self.size = len(columns)
+        everything = (1 << len(columns)) - 1
+        lanes: dict[str, list[_Lane]] = {}
+        constrained: dict[str, list[int]] = {}
+        patterns: list[tuple[int, TopicPattern]] = []
+        fields_of: list[set[str]] = []
+        residuals_of: dict[int, tuple[Residual, ...]] = {}
         self.ready = 0
-        """Columns with no test at all (the filter answers those before any block)."""
+        """Columns with no test at all (the filter answers those before any plan)."""
+        for column, (topic, conjunction) in enumerate(columns):
+            used: dict[str, int] = {}
+            if topic is not None:
+                patterns.append((column, topic))
+            residuals = tuple(atom for atom in conjunction if isinstance(atom, Residual))
+            if residuals:
+                residuals_of[column] = residuals
+            for atom in conjunction:
+                if isinstance(atom, Residual):
+                    continue
+                lane_number = used.get(atom.field, 0)
+                used[atom.field] = lane_number + 1
+                field_lanes = lanes.setdefault(atom.field, [])
+                masks = constrained.setdefault(atom.field, [])
+                while len(field_lanes) <= lane_number:
+                    field_lanes.append(_Lane())
+                    masks.append(0)
+                field_lanes[lane_number].add(column, atom)
+                masks[lane_number] |= 1 << column
+            fields = set(used)
+            if topic is not None:
+                fields.add(_TOPIC)
+            fields_of.append(fields)
+            if not fields and not residuals:
+                self.ready |= 1 << column
+        self.stages: list[Stage | TopicStage] = []
+        number_of: dict[str, int] = {}
+        if patterns:
+            number_of[_TOPIC] = len(self.stages)
+            self.stages.append(TopicStage(patterns, everything))
+        for field, field_lanes in lanes.items():
+            for lane, mask in zip(field_lanes, constrained[field], strict=True):
+                lane.free = everything & ~mask
+                lane.plain.freeze()
+                lane.vetoes.freeze()
+            number_of[field] = len(self.stages)
+            self.stages.append(Stage(field, field_lanes, len(columns)))
+        self.blocks: list[Block] = []
+        for start, size in _block_sizes(len(columns), first_block, block):
+            self.blocks.append(
+                self._block(start, size, fields_of, residuals_of, likelihoods, number_of)
+            )
+
+    def _block(
+        self,
+        start: int,
+        size: int,
+        fields_of: list[set[str]],
+        residuals_of: dict[int, tuple[Residual, ...]],
+        likelihoods: Sequence[float],
+        number_of: dict[str, int],
+    ) -> Block:
+        result = Block(start, size)
+        columns = range(start, start + size)
+        for column in columns:
+            if column in residuals_of:
+                result.residuals[column] = residuals_of[column]
+                result.residual_mask |= 1 << column
+        costs = {field: self.stages[number].cost for field, number in number_of.items()}
+        if start == 0:
+            order = _completion_order([fields_of[c] for c in columns], likelihoods, costs)
+        else:
+            order = _elimination_order([fields_of[c] for c in columns], costs)
+        place = {field: index for index, field in enumerate(order)}
+        complete = [0] * len(order)
+        for column in columns:
+            fields = fields_of[column]
+            if fields and column not in residuals_of:
+                complete[max(place[field] for field in fields)] |= 1 << column
+        result.steps = [
+            (number_of[field], done) for field, done in zip(order, complete, strict=True)
+        ]
+        return result
 
     def first_hit(self, message: Mapping[str, Any], topic: str | None) -> int:
-        """The block position of a column that matches the message, or -1."""
-        candidates = self.everything
+        """The rank of a column that matches the message, or -1."""
         if self.ready:
             return _lowest(self.ready)
-        for stage in self.stages:
-            candidates &= stage.satisfied(message, topic)
-            if not candidates:
-                return -1
-            done = candidates & stage.complete
-            if done:
-                return _lowest(done)
-        residuals = self.residuals
-        while candidates:
-            position = _lowest(candidates)
-            candidates &= candidates - 1
-            if all(
-                evaluate(residual.node, message) is residual.want
-                for residual in residuals[position]
-            ):
-                return position
+        stages = self.stages
+        answers: list[int | None] = [None] * len(stages)
+        for block in self.blocks:
+            candidates = block.mask
+            for number, complete in block.steps:
+                answer = answers[number]
+                if answer is None:
+                    answer = answers[number] = stages[number].satisfied(message, topic)
+                candidates &= answer
+                if not candidates:
+                    break
+                if candidates & complete:
+                    return _lowest(candidates & complete)
+            else:
+                residuals = block.residuals
+                while candidates:
+                    column = _lowest(candidates)
+                    candidates &= candidates - 1
+                    if all(
+                        evaluate(residual.node, message) is residual.want
+                        for residual in residuals[column]
+                    ):
+                        return column
         return -1
+
+
+_TOPIC = "<topic>"
 
 
 def _lowest(mask: int) -> int:
     return (mask & -mask).bit_length() - 1
 
 
-def build_blocks(
-    columns: Sequence[Column],
-    likelihoods: Sequence[float],
-    first_block: int = FIRST_BLOCK,
-    block: int = BLOCK,
-) -> list[Block]:
-    """Blocks over ``columns`` in the order given (most likely first, ``likelihoods`` aligned).
-
-    A last block smaller than a quarter of ``block`` joins the one before it.
-    """
+def _block_sizes(count: int, first_block: int, block: int) -> list[tuple[int, int]]:
     sizes: list[int] = []
-    remaining = len(columns)
+    remaining = count
     while remaining:
         size = min(first_block if not sizes else block, remaining)
         sizes.append(size)
         remaining -= size
     if len(sizes) > 2 and sizes[-1] < block // 4:
-        last = sizes.pop()
+        last = sizes.pop()  # a small last block joins the one before it
         sizes[-1] += last
-    blocks = []
+    spans = []
     start = 0
-    for number, size in enumerate(sizes):
-        blocks.append(_build_block(columns, likelihoods, start, size, first=number == 0))
+    for size in sizes:
+        spans.append((start, size))
         start += size
-    return blocks
-
-
-_TOPIC = "<topic>"
-
-
-def _build_block(
-    columns: Sequence[Column], likelihoods: Sequence[float], start: int, size: int, first: bool
-) -> Block:
-    result = Block(start, size)
-    lanes: dict[str, list[_Lane]] = {}
-    constrained: dict[str, list[int]] = {}  # per field, per lane: columns with a test there
-    testing: dict[str, int] = {}  # per field (and the topic): columns with a test on it
-    patterns: list[tuple[int, TopicPattern]] = []
-    fields_of: list[set[str]] = []
-    for position in range(size):
-        topic, conjunction = columns[start + position]
-        bit = 1 << position
-        used: dict[str, int] = {}
-        if topic is not None:
-            patterns.append((position, topic))
-            testing[_TOPIC] = testing.get(_TOPIC, 0) | bit
-        residuals = tuple(atom for atom in conjunction if isinstance(atom, Residual))
-        if residuals:
-            result.residuals[position] = residuals
-        for atom in conjunction:
-            if isinstance(atom, Residual):
-                continue
-            lane_number = used.get(atom.field, 0)
-            used[atom.field] = lane_number + 1
-            field_lanes = lanes.setdefault(atom.field, [])
-            masks = constrained.setdefault(atom.field, [])
-            while len(field_lanes) <= lane_number:
-                field_lanes.append(_Lane())
-                masks.append(0)
-            field_lanes[lane_number].add(bit, atom)
-            masks[lane_number] |= bit
-            testing[atom.field] = testing.get(atom.field, 0) | bit
-        fields = set(used)
-        if topic is not None:
-            fields.add(_TOPIC)
-        fields_of.append(fields)
-        if not fields and not residuals:
-            result.ready |= bit
-    stages: dict[str, Stage | TopicStage] = {}
-    if patterns:
-        stages[_TOPIC] = TopicStage(patterns, result.everything)
-    for field, field_lanes in lanes.items():
-        has_ranges = False
-        for lane, mask in zip(field_lanes, constrained[field], strict=True):
-            lane.free = result.everything & ~mask
-            lane.plain.freeze()
-            lane.vetoes.freeze()
-            has_ranges = has_ranges or lane.plain.ranges is not None
-            has_ranges = has_ranges or lane.vetoes.ranges is not None
-        stages[field] = Stage(field, field_lanes, has_ranges)
-    if first:
-        order = _completion_order(fields_of, likelihoods[start : start + size], stages)
-    else:
-        order = _elimination_order(testing, stages)
-    result.stages = [stages[field] for field in order]
-    stage_of = {field: index for index, field in enumerate(order)}
-    for position, fields in enumerate(fields_of):
-        if fields and position not in result.residuals:
-            last = max(stage_of[field] for field in fields)
-            result.stages[last].complete |= 1 << position
-    return result
+    return spans
 
 
 def _completion_order(
-    fields_of: list[set[str]],
-    likelihoods: Sequence[float],
-    stages: Mapping[str, Stage | TopicStage],
+    fields_of: list[set[str]], likelihoods: Sequence[float], costs: Mapping[str, float]
 ) -> list[str]:
     """Stages in the order that completes likely columns at the least cost (greedy).
 
     Repeatedly take the column with the best likelihood per unit of cost still to pay for its
     fields, and schedule those fields, cheapest first: a matching message then usually meets a
-    complete column after a few cheap stages.
-    """
+    complete column after a few cheap stages."""
     order: list[str] = []
     scheduled: set[str] = set()
     pending = [position for position, fields in enumerate(fields_of) if fields]
     while pending:
         best, best_score = -1, -1.0
         for position in pending:
-            missing = fields_of[position] - scheduled
-            cost = sum(stages[field].cost for field in missing)
-            score = likelihoods[position] / cost if cost else float("inf")
+            cost = sum(costs[field] for field in fields_of[position] - scheduled)
+            score = likelihoods[position] / cost
             if score > best_score:
                 best, best_score = position, score
-        for field in sorted(fields_of[best] - scheduled, key=lambda f: (stages[f].cost, f)):
+        for field in sorted(fields_of[best] - scheduled, key=lambda f: (costs[f], f)):
             order.append(field)
             scheduled.add(field)
         pending = [position for position in pending if fields_of[position] - scheduled]
     return order
 
 
-def _elimination_order(
-    testing: Mapping[str, int], stages: Mapping[str, Stage | TopicStage]
-) -> list[str]:
+def _elimination_order(fields_of: list[set[str]], costs: Mapping[str, float]) -> list[str]:
     """Stages that can rule out the most columns per unit of cost first."""
-    return sorted(
-        testing, key=lambda field: (-testing[field].bit_count() / stages[field].cost, field)
-    )
+    testing: dict[str, int] = {}
+    for fields in fields_of:
+        for field in fields:
+            testing[field] = testing.get(field, 0) + 1
+    return sorted(testing, key=lambda field: (-testing[field] / costs[field], field))

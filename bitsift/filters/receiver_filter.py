@@ -29,7 +29,9 @@ receiving thread its own.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,12 +39,13 @@ from typing import Any, Protocol, TypeVar
 
 from bitsift.errors import MessageError
 from bitsift.filters.ordering import HitRates, guess_hit_rates
-from bitsift.filters.plan import BLOCK, FIRST_BLOCK, Block, build_blocks
+from bitsift.filters.plan import BLOCK, FIRST_BLOCK, Plan
 from bitsift.filters.subsumption import Column, drop_covered
 from bitsift.filters.wire import Message
 from bitsift.index.criteria import Residual
 from bitsift.index.normalize import MAX_CONJUNCTIONS, Conjunction, to_dnf
 from bitsift.index.topics import TopicIndex
+from bitsift.selectors.ast import FloatLiteral
 from bitsift.selectors.selector import Selector
 from bitsift.selectors.topics import TopicPattern, Wildcard
 
@@ -86,6 +89,32 @@ class FilterCounters:
             f"seen {self.seen:,}, accepted {self.accepted:,}, dropped {self.dropped:,}, "
             f"malformed {self.malformed:,}"
         )
+
+
+def _conjunctions(selector: Selector, max_conjunctions: int) -> list[Conjunction]:
+    """The selector as conjunctions (``to_dnf``), or as one residual when that would be lossy.
+
+    Syntax trees compare ``0.0`` and ``-0.0`` literals as equal (``0.0 == -0.0``), so ``to_dnf``
+    may merge ``a / 0.0 > 1`` with ``a / -0.0 > 1``, whose answers differ (+inf and -inf). A
+    selector with a ``-0.0`` literal is therefore left whole to the reference evaluator."""
+    ast = selector.ast
+    if ast is not None and _has_negative_zero(ast):
+        return [(Residual(ast, True),)]
+    return to_dnf(ast, max_conjunctions)
+
+
+def _has_negative_zero(node: object) -> bool:
+    pending = [node]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, FloatLiteral):
+            if item.value == 0 and math.copysign(1.0, item.value) < 0:
+                return True
+        elif isinstance(item, tuple):
+            pending.extend(item)
+        elif dataclasses.is_dataclass(item):
+            pending.extend(getattr(item, field.name) for field in dataclasses.fields(item))
+    return False
 
 
 def _column_key(topic: TopicPattern | None, conjunction: Conjunction) -> tuple[object, ...]:
@@ -152,7 +181,7 @@ class ReceiverFilter:
         for subscription in subscriptions:
             self.subscription_count += 1
             topic = subscription.parsed_topic
-            for conjunction in to_dnf(subscription.parsed_selector.ast, max_conjunctions):
+            for conjunction in _conjunctions(subscription.parsed_selector, max_conjunctions):
                 unique.setdefault(_column_key(topic, conjunction), (topic, conjunction))
         columns = list(unique.values())
         kept = drop_covered(columns) if subsume else list(range(len(columns)))
@@ -185,12 +214,14 @@ class ReceiverFilter:
     # -- the plan -----------------------------------------------------------------------------
 
     def _install(self, order: list[int]) -> None:
-        """Build the blocks for the columns in ``order`` (most likely first)."""
+        """Build the plan for the columns in ``order`` (most likely first)."""
         self._order = order
-        ordered = [self._columns[position] for position in order]
         guesses = self._rates.guesses
-        self._blocks: list[Block] = build_blocks(
-            ordered, [guesses[position] for position in order], self._first_block, self._block
+        self._plan = Plan(
+            [self._columns[position] for position in order],
+            [guesses[position] for position in order],
+            self._first_block,
+            self._block,
         )
 
     def _refine_ranking(self) -> None:
@@ -230,10 +261,10 @@ class ReceiverFilter:
             return True
         if topic is not None and self._topic_only is not None and self._topic_only.match(topic):
             return True
-        for block in self._blocks:
-            position = block.first_hit(properties, topic)
-            if position >= 0:
-                self._rates.hits[self._order[block.start + position]] += 1
+        if self._columns:
+            rank = self._plan.first_hit(properties, topic)
+            if rank >= 0:
+                self._rates.hits[self._order[rank]] += 1
                 return True
         return False
 
@@ -335,7 +366,7 @@ class ReceiverFilter:
         return (
             f"<ReceiverFilter of {self.subscription_count} subscriptions: "
             f"{self.column_count} conjunctions ({len(self._topic_only_patterns)} topic-only, "
-            f"{self.subsumed} subsumed), {len(self._blocks)} blocks; {self.counters}>"
+            f"{self.subsumed} subsumed), {len(self._plan.blocks)} blocks; {self.counters}>"
         )
 
 

@@ -21,19 +21,23 @@ pattern with a trailing ``#`` can match a topic longer than every pattern withou
 
 Each row is kept twice. The :class:`pyroaring.BitMap` rows are the truth and scale to any number
 of patterns. While the rows fit in ``bitset_budget`` bytes as uncompressed bitsets (a Python int
-per row, bit ``c`` for column ``c``, as OpenAMQ kept its bitmaps), the tables keep those too:
-ANDing two ints of 10,000 bits is one branch-free C loop over 1.3 KB, many times cheaper than a
-roaring AND of two arrays of random columns, whose merge mispredicts a branch on every other
-element. The int rows answer. A result of a few columns is read bit by bit; a larger one becomes
-a bitmap in one step, by handing the int's bytes to roaring's portable serialization format (see
-:func:`_bitmap_from_bits`), because reading many bits one at a time in Python costs more.
+per row, one bit per pattern, as OpenAMQ kept its bitmaps), the tables keep those too: ANDing two
+ints of 10,000 bits is one branch-free C loop over 1.3 KB, many times cheaper than a roaring AND
+of two arrays of random columns, whose merge mispredicts a branch on every other element. Bits
+are numbered by *slot*, densely, so the ints are as narrow as the number of patterns here (the
+caller's columns may be spread over both syntaxes and over subscriptions without a topic); a
+column takes the slot of its own number when that is free, so that columns added in order get
+``slot == column``.
 
-The budget bounds memory whatever the patterns: bitsets cost (rows x highest column / 8) bytes,
-and a stream of patterns with distinct words makes the rows grow with the patterns. Before an add
-that could pass the budget, or that brings a column of 61,440 or more (the serialization trick
-needs one roaring container), the tables drop their bitsets and carry on with the roaring rows
-alone, whose size is proportional to the patterns; the bitsets come back once the tables are
-empty.
+The int rows answer. A result of a few columns is read bit by bit. A larger one, when every slot
+is its column's number, becomes a bitmap in one step by handing the int's bytes to roaring's
+portable serialization format (see :func:`_bitmap_from_bits`); otherwise the roaring rows
+compute it, because reading many bits one at a time in Python costs more.
+
+The budget bounds memory whatever the patterns: bitsets cost (rows x slots / 8) bytes, and a
+stream of patterns with distinct words makes the rows grow with the patterns. Before an add that
+could pass the budget the tables drop their bitsets and carry on with the roaring rows alone,
+whose size is proportional to the patterns; the bitsets come back once the tables are empty.
 """
 
 from __future__ import annotations
@@ -54,8 +58,10 @@ _INT_OVERHEAD = 32
 """Bytes a Python int costs beyond its digits, roughly: the budget's per-row charge."""
 SPARSE_RESULT = 40
 """Up to this many matches, the result is read bit by bit; past it, in one step."""
+LOOP_RESULT = 128
+"""When slots are not column numbers, up to this many matches are still read bit by bit."""
 BITSET_COLUMNS = 61_440
-"""Bitsets are kept only for columns below this: the rest of roaring's first container pads."""
+"""Results are deserialized only below this column: the rest of roaring's first container pads."""
 _PAD = b"\xff" * ((65_536 - BITSET_COLUMNS) // 8)
 _HEADER = struct.Struct("<IIHHI")
 """Roaring's portable format without run containers: cookie 12346, one container, its key (0)
@@ -221,7 +227,10 @@ class PositionTables:
         "_row_count",
         "_bit_tables",
         "_keeps_bits",
-        "_width",
+        "_slot_of",
+        "_column_of",
+        "_free_slots",
+        "_renumbered",
         "_bit_with_hash",
         "_bit_without_hash",
         "_singles",
@@ -247,11 +256,16 @@ class PositionTables:
         self._row_count = 0
         """How many int rows the positions hold (each word row, ``other`` and ``null``)."""
         self._keeps_bits = bitset_budget > 0
-        self._width = 0
-        """One more than the highest column added since the tables were last empty."""
+        self._slot_of: dict[int, int] = {}
+        """Column -> its bit in the uncompressed rows."""
+        self._column_of: list[int] = []
+        """Slot -> column (-1 for a free slot)."""
+        self._free_slots: set[int] = set()
+        self._renumbered = 0
+        """How many live slots differ from their column's number (0: one-step results work)."""
         self._bit_with_hash = self._bit_without_hash = 0
         self._singles: dict[int, FrozenBitMap] = {}
-        """Column -> the frozen bitmap of that column alone, made when first returned."""
+        """Slot -> the frozen bitmap of its column alone, made when first returned."""
 
     def __len__(self) -> int:
         return len(self._with_hash) + len(self._without_hash)
@@ -274,13 +288,12 @@ class PositionTables:
             # At most two rows per new position and one per literal word: if that could pass the
             # budget, drop the bitsets before making any of them.
             new_rows = 2 * max(0, length - len(self._positions)) + length
-            self._width = max(self._width, column + 1)
-            row_bytes = (self._width + 7) // 8 + _INT_OVERHEAD
-            too_big = (self._row_count + new_rows + 2) * row_bytes > self._bitset_budget
-            if too_big or column >= BITSET_COLUMNS:
+            slots = len(self._column_of) + (0 if self._free_slots else 1)
+            row_bytes = (slots + 7) // 8 + _INT_OVERHEAD
+            if (self._row_count + new_rows + 2) * row_bytes > self._bitset_budget:
                 self._forget_bits()
             else:
-                bit = 1 << column
+                bit = 1 << self._take_slot(column)
         while len(self._positions) < length:
             self._grow()
         for position, token in zip(self._positions, fixed, strict=False):
@@ -314,8 +327,7 @@ class PositionTables:
         """Clear every bit :meth:`add` set for ``column`` with the same arguments."""
         bit = 0
         if self._keeps_bits:
-            bit = 1 << column
-            self._singles.pop(column, None)
+            bit = 1 << self._release_slot(column)
         length = len(fixed)
         for position, token in zip(self._positions, fixed, strict=False):
             if token is Wildcard.ONE:
@@ -351,12 +363,41 @@ class PositionTables:
                 self._row_count -= 2 + len(dropped.rows)
             del self._positions[longest:], self._lookups[longest:], self._bit_tables[longest:]
         if not self._lengths:
-            # Empty: whatever made the bitsets go no longer holds.
-            self._keeps_bits, self._width, self._singles = self._bitset_budget > 0, 0, {}
+            # Empty: whatever made the bitsets go no longer holds, and slots can start afresh.
+            self._keeps_bits = self._bitset_budget > 0
+            self._slot_of, self._column_of, self._free_slots = {}, [], set()
+            self._renumbered, self._singles = 0, {}
+
+    def _take_slot(self, column: int) -> int:
+        """A free slot for ``column``: its own number if that is free or next, else any."""
+        column_of = self._column_of
+        if column == len(column_of) or column in self._free_slots:
+            slot = column
+        elif self._free_slots:
+            slot = self._free_slots.pop()
+        else:
+            slot = len(column_of)
+        self._free_slots.discard(slot)
+        if slot == len(column_of):
+            column_of.append(column)
+        else:
+            column_of[slot] = column
+        self._slot_of[column] = slot
+        self._renumbered += slot != column
+        return slot
+
+    def _release_slot(self, column: int) -> int:
+        slot = self._slot_of.pop(column)
+        self._column_of[slot] = -1
+        self._free_slots.add(slot)
+        self._renumbered -= slot != column
+        self._singles.pop(slot, None)
+        return slot
 
     def _forget_bits(self) -> None:
         self._keeps_bits = False
-        self._singles = {}
+        self._slot_of, self._column_of, self._free_slots = {}, [], set()
+        self._renumbered, self._singles = 0, {}
         self._bit_with_hash = self._bit_without_hash = 0
         for position in self._positions:
             position.forget_bits()
@@ -410,18 +451,23 @@ class PositionTables:
         matched = bits.bit_count()
         if matched == 1:
             # One match, the commonest non-empty answer: a frozen bitmap can be shared.
-            column = bits.bit_length() - 1
-            single = self._singles.get(column)
+            slot = bits.bit_length() - 1
+            single = self._singles.get(slot)
             if single is None:
-                single = self._singles[column] = FrozenBitMap((column,), optimize=False)
+                column = self._column_of[slot]
+                single = self._singles[slot] = FrozenBitMap((column,), optimize=False)
             return single
         if matched > SPARSE_RESULT:
-            return _bitmap_from_bits(bits, matched)
+            if not self._renumbered and len(self._column_of) <= BITSET_COLUMNS:
+                return _bitmap_from_bits(bits, matched)  # slots are columns
+            if matched > LOOP_RESULT:
+                return self._match_bitmaps(words)
+        column_of = self._column_of
         found = []
         while bits:
-            column = bits.bit_length() - 1
-            found.append(column)
-            bits ^= 1 << column
+            slot = bits.bit_length() - 1
+            found.append(column_of[slot])
+            bits ^= 1 << slot
         return FrozenBitMap(found, optimize=False)
 
     def _match_bitmaps(self, words: Sequence[str]) -> BitMap | None:

@@ -29,7 +29,8 @@ it is TRUE.
 * ``x LIKE 'pattern'``: UNKNOWN when ``x`` is NULL or not a string, else whether the pattern
   matches (see ``like``); ``NOT LIKE`` negates.
 
-Recursion is one Python frame per tree level, and the parser bounds the depth (at most 900).
+Recursion is one Python frame per tree level, and the parser bounds the depth (Limits.max_depth,
+at most 200).
 """
 
 from __future__ import annotations

@@ -402,3 +402,15 @@ def test_large_results_and_large_columns() -> None:
     assert list(index.match("a/b")) == [*range(100), *range(200, 5000), 61440]
     index.add(150, mqtt("+/+"))  # its own number is a free slot again
     assert renumbered() == 1 and tables._slot_of[150] == 150
+
+
+def test_slots_follow_columns_across_small_gaps() -> None:
+    index = TopicIndex(cache_size=0)
+    tables = index._amqp.tables
+    for column in range(0, 200, 2):  # the odd numbers went elsewhere (literals, other syntax)
+        index.add(column, amqp("*.x"))
+    assert tables._renumbered == 0 and len(tables._column_of) == 199
+    assert list(index.match("a.x")) == list(range(0, 200, 2))  # 100 matches, in one step
+    index.add(1_000, amqp("*.x"))  # too far past the end: takes a free slot instead
+    assert tables._slot_of[1_000] != 1_000
+    assert list(index.match("a.x")) == [*range(0, 200, 2), 1_000]

@@ -26,8 +26,9 @@ ints of 10,000 bits is one branch-free C loop over 1.3 KB, many times cheaper th
 of two arrays of random columns, whose merge mispredicts a branch on every other element. Bits
 are numbered by *slot*, densely, so the ints are as narrow as the number of patterns here (the
 caller's columns may be spread over both syntaxes and over subscriptions without a topic); a
-column takes the slot of its own number when that is free, so that columns added in order get
-``slot == column``.
+column takes the slot of its own number when that is free, or past the end while the ints stay
+at most twice as wide as the patterns here, so that columns added in order get ``slot == column``
+even when literal patterns take some of the numbers.
 
 The int rows answer. A result of a few columns is read bit by bit. A larger one, when every slot
 is its column's number, becomes a bitmap in one step by handing the int's bytes to roaring's
@@ -369,9 +370,16 @@ class PositionTables:
             self._renumbered, self._singles = 0, {}
 
     def _take_slot(self, column: int) -> int:
-        """A free slot for ``column``: its own number if that is free or next, else any."""
+        """A free slot for ``column``: its own number if that is free, next, or a little past
+        the end (the ints then stay at most twice as wide as the patterns), else any."""
         column_of = self._column_of
-        if column == len(column_of) or column in self._free_slots:
+        end = len(column_of)
+        if column == end or column in self._free_slots:
+            slot = column
+        elif end < column < 2 * (len(self._slot_of) + 1):
+            # Columns of literal or trie patterns leave gaps: keep their numbers as free slots.
+            self._free_slots.update(range(end, column))
+            column_of.extend([-1] * (column - end))
             slot = column
         elif self._free_slots:
             slot = self._free_slots.pop()

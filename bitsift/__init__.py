@@ -17,7 +17,7 @@ from bitsift.errors import (
 )
 from bitsift.index.subscriptions import SubscriptionIndex
 from bitsift.models import Subscription
-from bitsift.selectors.limits import Limits
+from bitsift.selectors.limits import Limits, get_limits, set_limits
 from bitsift.selectors.parser import parse
 from bitsift.selectors.selector import Selector
 from bitsift.selectors.topics import TopicPattern
@@ -37,7 +37,9 @@ __all__ = [
     "TopicPattern",
     "TopicPatternError",
     "UnknownSubscriptionError",
+    "get_limits",
     "load_subscriptions",
     "parse",
     "save_subscriptions",
+    "set_limits",
 ]

@@ -382,3 +382,23 @@ def test_huge_decimal_values_cost_no_time() -> None:
     assert receiver.accepts({"price": Decimal("1e999999999")}) is False
     assert receiver.accepts({"price": Decimal("1e-999999999")}) is False
     assert receiver.accepts({"price": Decimal("11.5")}) is True
+
+
+def test_fused_stages_answer_like_their_members() -> None:
+    subscriptions = [
+        Subscription(id="a", selector="side = 'buy' AND region IN ('eu', 'us') AND price > 5"),
+        Subscription(id="b", selector="side = 'sell' AND urgent AND price < 50"),
+        Subscription(id="c", selector="region = 'jp' AND NOT urgent"),
+    ]
+    receiver = ReceiverFilter(subscriptions, refine_after=4)
+    messages = [
+        {"side": side, "region": region, "urgent": urgent, "price": price}
+        for side in ("buy", "sell")
+        for region in ("eu", "us", "jp")
+        for urgent in (True, False, None)
+        for price in (1, 10.5, 60)
+    ]
+    for properties in messages * 2:
+        expected = any(subscription.matches(properties) for subscription in subscriptions)
+        assert receiver.accepts(properties) is expected
+    assert receiver._plan.group_of  # the small-domain fields were fused along the way

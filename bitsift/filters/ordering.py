@@ -109,13 +109,15 @@ class HitRates:
     counts are halved, so the ranking follows a stream whose mix changes.
     """
 
-    __slots__ = ("guesses", "hits", "trials", "weight")
+    __slots__ = ("guesses", "hits", "trials", "weight", "scores")
 
     def __init__(self, guesses: Sequence[float], weight: float = 64.0) -> None:
         self.guesses = list(guesses)
         self.hits = [0.0] * len(self.guesses)
         self.trials = 0.0
         self.weight = weight
+        self.scores = list(self.guesses)
+        """The blended score of each column at the last ranking (the guesses before any)."""
 
     def ranking(self, current: Sequence[int]) -> list[int]:
         """Column positions, most likely first; ties keep the ``current`` order (stable)."""
@@ -124,6 +126,7 @@ class HitRates:
             (hits + weight * guess) / (trials + weight)
             for hits, guess in zip(self.hits, self.guesses, strict=True)
         ]
+        self.scores = scores
         rank = sorted(current, key=lambda position: -scores[position])
         self.hits = [hits / 2 for hits in self.hits]
         self.trials /= 2

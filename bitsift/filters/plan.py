@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Context, Decimal, localcontext
 from typing import Any, cast
 
+from bitsift.errors import TopicNameError
 from bitsift.filters.subsumption import Column, exact_number
 from bitsift.index.criteria import (
     Criterion,
@@ -62,6 +63,13 @@ _CACHE_BYTES = 8 * 1024 * 1024
 _LONGEST_CACHED = 1024
 _TOPIC_COST = 6.0
 """Relative cost of matching a new topic to a cached field lookup."""
+_FEW_PATTERNS = 4
+"""Up to this many candidate patterns are tested one by one instead of through the topic index."""
+_SMALL_DOMAIN = 40
+"""A stage that has seen at most this many distinct values may join a fused stage."""
+_FUSED_CACHE = 4096
+"""Most value combinations a fused stage caches (and the most its members' domains may
+multiply to when it is formed)."""
 _CHECKPOINTS = 1024
 """Interval sides with more bounds than this keep prefix masks only at this many checkpoints."""
 
@@ -335,6 +343,55 @@ class Stage:
             cache[cache_key] = found
         return found
 
+    def value_key(self, message: Mapping[str, Any]) -> object:
+        """What this stage's answer for the message depends on (None: not to be cached).
+
+        Two messages with equal keys get equal answers: the key is the value itself for a
+        string, a tagged value for a boolean, the bucket for a number, a marker for the rest."""
+        value: Any
+        try:
+            value = message.get(self.field, _ABSENT)
+        except Exception:
+            value = None
+        if value is _ABSENT:
+            value = lookup(message, self.field) if self.dotted else None
+        value_type = type(value)
+        if value_type is str:
+            return value if len(value) <= _LONGEST_CACHED else None
+        if value_type is float or value_type is int:
+            return self._bucket(value)
+        kind, classified = classify(value)
+        if kind is Kind.NUMBER:
+            return self._bucket(classified)
+        if kind is Kind.STRING:
+            text = cast(str, classified)
+            return text if len(text) <= _LONGEST_CACHED else None
+        if kind is Kind.BOOLEAN:
+            return ("b", classified)
+        return _MISSING_KEY if kind is Kind.MISSING else _OTHER_KEY
+
+    @property
+    def distinct(self) -> int:
+        """How many different answers classes the stage has cached so far."""
+        return len(self.cache) + len(self.numbers)
+
+    def _bucket(self, value: Any) -> int:
+        """The elementary interval of a number among the boundaries (-1 for NaN)."""
+        if value != value:
+            return -1
+        if type(value) is float and self.float_bounds is not None:
+            bounds: list[Any] = self.float_bounds
+        else:
+            bounds = self.bounds
+        if type(value) is Decimal:
+            with localcontext(_COMPARING):
+                position = bisect_left(bounds, value)
+                on_bound = position < len(bounds) and bounds[position] == value
+        else:
+            position = bisect_left(bounds, value)
+            on_bound = position < len(bounds) and bounds[position] == value
+        return 2 * position + on_bound  # odd: exactly on a boundary
+
     def _number(self, value: Any) -> int:
         if value != value:
             bucket = -1  # NaN: in no interval, equal to nothing
@@ -380,15 +437,17 @@ class Stage:
 class TopicStage:
     """Every column's topic pattern: columns without one always pass; answers cached per topic."""
 
-    __slots__ = ("field", "free", "index", "cache", "cost", "limit")
+    __slots__ = ("field", "free", "taken", "index", "cache", "cost", "limit", "patterns")
 
     def __init__(self, patterns: list[tuple[int, TopicPattern]], everything: int) -> None:
         self.field = "<topic>"
         self.index = TopicIndex(cache_size=0)
+        self.patterns = dict(patterns)
         taken = 0
         for column, pattern in patterns:
             self.index.add(column, pattern)
             taken |= 1 << column
+        self.taken = taken
         self.free = everything & ~taken
         self.cache: dict[str, int] = {}
         self.cost = _TOPIC_COST
@@ -409,40 +468,101 @@ class TopicStage:
                 cache[topic] = found
         return found
 
+    def satisfied_among(self, topic: str | None, candidates: int) -> int:
+        """Like :meth:`satisfied` but exact only for ``candidates``: when few candidates have a
+        pattern, testing those patterns one by one beats matching a new topic against all."""
+        if topic is None:
+            return self.free
+        found = self.cache.get(topic)
+        if found is not None:
+            return found
+        pending = candidates & self.taken
+        if pending.bit_count() > _FEW_PATTERNS:
+            return self.satisfied({}, topic)
+        found = self.free
+        while pending:
+            column = _lowest(pending)
+            pending &= pending - 1
+            try:
+                if self.patterns[column].matches(topic):
+                    found |= 1 << column
+            except TopicNameError:  # not a valid topic in that syntax: matches nothing there
+                pass
+        return found
+
+
+class FusedStage:
+    """Several stages whose values take few distinct values, answered by one cached lookup.
+
+    A message's answer for the group is the AND of its members' answers, and depends only on
+    the tuple of their value keys (:meth:`Stage.value_key`), so it is cached per tuple. Fields
+    like exchange, side, region and a flag (1,200 combinations in W3) then cost one dictionary
+    lookup instead of four."""
+
+    __slots__ = ("field", "members", "cache", "cost", "limit")
+
+    def __init__(self, members: list[Stage]) -> None:
+        self.field = "<" + "+".join(member.field for member in members) + ">"
+        self.members = members
+        self.cache: dict[tuple[object, ...], int] = {}
+        self.cost = 1.0 + 0.25 * (len(members) - 1)
+        self.limit = _FUSED_CACHE
+
+    def satisfied(self, message: Mapping[str, Any], topic: str | None) -> int:
+        key = tuple([member.value_key(message) for member in self.members])
+        found = self.cache.get(key)
+        if found is None:
+            members = self.members
+            found = members[0].satisfied(message, topic)
+            for member in members[1:]:
+                found &= member.satisfied(message, topic)
+            if None not in key:
+                cache = self.cache
+                if len(cache) >= self.limit:
+                    del cache[next(iter(cache))]
+                cache[key] = found
+        return found
+
 
 class Block:
-    """A run of columns: its mask, its stage order, and when each of its columns is complete."""
+    """A set of columns tried together: its mask, its stage order, and when each is complete."""
 
-    __slots__ = ("start", "mask", "steps", "residuals", "residual_mask")
+    __slots__ = ("mask", "steps", "residual_order")
 
-    def __init__(self, start: int, size: int) -> None:
-        self.start = start
-        self.mask = ((1 << size) - 1) << start
+    def __init__(self, mask: int) -> None:
+        self.mask = mask
         self.steps: list[tuple[int, int]] = []
         """(stage number, columns of this block whose last test is that stage, no residual)."""
-        self.residuals: dict[int, tuple[Residual, ...]] = {}
-        self.residual_mask = 0
+        self.residual_order: dict[int, int] = {}
+        """Rank of each column of this block that has residual tests (tried best first)."""
 
 
 class Plan:
-    """Stages over all columns, and the blocks that try them left to right."""
+    """Stages over all columns (numbered as given), and blocks that try them left to right.
 
-    __slots__ = ("stages", "blocks", "ready", "size")
+    The stages and their caches are built once; :meth:`arrange` re-cuts the blocks for a new
+    ranking, which costs little, so the filter can re-rank often while keeping its caches."""
 
-    def __init__(
-        self,
-        columns: Sequence[Column],
-        likelihoods: Sequence[float],
-        first_block: int = FIRST_BLOCK,
-        block: int = BLOCK,
-    ) -> None:
+    __slots__ = (
+        "stages",
+        "blocks",
+        "ready",
+        "size",
+        "fields_of",
+        "residuals_of",
+        "number_of",
+        "topic_stage",
+        "group_of",
+    )
+
+    def __init__(self, columns: Sequence[Column]) -> None:
         self.size = len(columns)
         everything = (1 << len(columns)) - 1
         lanes: dict[str, list[_Lane]] = {}
         constrained: dict[str, list[int]] = {}
         patterns: list[tuple[int, TopicPattern]] = []
-        fields_of: list[set[str]] = []
-        residuals_of: dict[int, tuple[Residual, ...]] = {}
+        self.fields_of: list[set[str]] = []
+        self.residuals_of: dict[int, tuple[Residual, ...]] = {}
         self.ready = 0
         """Columns with no test at all (the filter answers those before any plan)."""
         for column, (topic, conjunction) in enumerate(columns):
@@ -451,7 +571,7 @@ class Plan:
                 patterns.append((column, topic))
             residuals = tuple(atom for atom in conjunction if isinstance(atom, Residual))
             if residuals:
-                residuals_of[column] = residuals
+                self.residuals_of[column] = residuals
             for atom in conjunction:
                 if isinstance(atom, Residual):
                     continue
@@ -467,85 +587,129 @@ class Plan:
             fields = set(used)
             if topic is not None:
                 fields.add(_TOPIC)
-            fields_of.append(fields)
+            self.fields_of.append(fields)
             if not fields and not residuals:
                 self.ready |= 1 << column
-        self.stages: list[Stage | TopicStage] = []
-        number_of: dict[str, int] = {}
+        self.stages: list[Stage | TopicStage | FusedStage] = []
+        self.number_of: dict[str, int] = {}
+        self.topic_stage = -1
         if patterns:
-            number_of[_TOPIC] = len(self.stages)
+            self.topic_stage = self.number_of[_TOPIC] = len(self.stages)
             self.stages.append(TopicStage(patterns, everything))
         for field, field_lanes in lanes.items():
             for lane, mask in zip(field_lanes, constrained[field], strict=True):
                 lane.free = everything & ~mask
                 lane.plain.freeze()
                 lane.vetoes.freeze()
-            number_of[field] = len(self.stages)
+            self.number_of[field] = len(self.stages)
             self.stages.append(Stage(field, field_lanes, len(columns)))
         self.blocks: list[Block] = []
-        for start, size in _block_sizes(len(columns), first_block, block):
-            self.blocks.append(
-                self._block(start, size, fields_of, residuals_of, likelihoods, number_of)
-            )
+        self.group_of: dict[str, str] = {}
+        """Field -> the name of the fused stage that answers for it."""
 
-    def _block(
+    def fuse(self) -> None:
+        """Fuse the stages that have seen few distinct values so far (once; call :meth:`arrange`
+        after it). Only the speed depends on the choice: a fused stage answers the same."""
+        if self.group_of:
+            return
+        small = sorted(
+            (stage for stage in self.stages if isinstance(stage, Stage) and 0 < stage.distinct),
+            key=lambda stage: stage.distinct,
+        )
+        members: list[Stage] = []
+        product = 1
+        for stage in small:
+            if stage.distinct > _SMALL_DOMAIN or product * stage.distinct > _FUSED_CACHE:
+                break
+            members.append(stage)
+            product *= stage.distinct
+        if len(members) < 2:
+            return
+        fused = FusedStage(members)
+        self.number_of[fused.field] = len(self.stages)
+        self.stages.append(fused)
+        for member in members:
+            self.group_of[member.field] = fused.field
+
+    def arrange(
         self,
-        start: int,
-        size: int,
-        fields_of: list[set[str]],
-        residuals_of: dict[int, tuple[Residual, ...]],
+        order: Sequence[int],
         likelihoods: Sequence[float],
-        number_of: dict[str, int],
-    ) -> Block:
-        result = Block(start, size)
-        columns = range(start, start + size)
-        for column in columns:
-            if column in residuals_of:
-                result.residuals[column] = residuals_of[column]
-                result.residual_mask |= 1 << column
-        costs = {field: self.stages[number].cost for field, number in number_of.items()}
-        if start == 0:
-            order = _completion_order([fields_of[c] for c in columns], likelihoods, costs)
-        else:
-            order = _elimination_order([fields_of[c] for c in columns], costs)
-        place = {field: index for index, field in enumerate(order)}
-        complete = [0] * len(order)
-        for column in columns:
-            fields = fields_of[column]
-            if fields and column not in residuals_of:
-                complete[max(place[field] for field in fields)] |= 1 << column
-        result.steps = [
-            (number_of[field], done) for field, done in zip(order, complete, strict=True)
-        ]
-        return result
+        first_block: int = FIRST_BLOCK,
+        block: int = BLOCK,
+    ) -> None:
+        """Cut the columns, ranked by ``order`` (best first), into blocks; ``likelihoods`` are
+        per column (not per rank)."""
+        costs = {field: self.stages[number].cost for field, number in self.number_of.items()}
+        group_of = self.group_of
+        grouped = [{group_of.get(field, field) for field in fields} for fields in self.fields_of]
+        blocks = []
+        for start, size in _block_sizes(len(order), first_block, block):
+            members = order[start : start + size]
+            mask = 0
+            for column in members:
+                mask |= 1 << column
+            result = Block(mask)
+            fields_of = [grouped[column] for column in members]
+            if start == 0:
+                chances = [likelihoods[column] for column in members]
+                fields = _completion_order(fields_of, chances, costs)
+            else:
+                fields = _elimination_order(fields_of, costs)
+            place = {field: index for index, field in enumerate(fields)}
+            complete = [0] * len(fields)
+            for rank, column in enumerate(members, start=start):
+                if column in self.residuals_of:
+                    result.residual_order[column] = rank
+                elif grouped[column]:
+                    complete[max(place[field] for field in grouped[column])] |= 1 << column
+            result.steps = [
+                (self.number_of[field], done) for field, done in zip(fields, complete, strict=True)
+            ]
+            blocks.append(result)
+        self.blocks = blocks
 
     def first_hit(self, message: Mapping[str, Any], topic: str | None) -> int:
-        """The rank of a column that matches the message, or -1."""
+        """A column that matches the message, or -1."""
         if self.ready:
             return _lowest(self.ready)
         stages = self.stages
+        topic_stage = self.topic_stage
         answers: list[int | None] = [None] * len(stages)
         for block in self.blocks:
             candidates = block.mask
             for number, complete in block.steps:
                 answer = answers[number]
                 if answer is None:
-                    answer = answers[number] = stages[number].satisfied(message, topic)
+                    if number == topic_stage:  # exact for these candidates only: not shared
+                        answer = stages[number].satisfied_among(topic, candidates)  # type: ignore[union-attr]
+                    else:
+                        answer = answers[number] = stages[number].satisfied(message, topic)
                 candidates &= answer
                 if not candidates:
                     break
                 if candidates & complete:
                     return _lowest(candidates & complete)
             else:
-                residuals = block.residuals
-                while candidates:
-                    column = _lowest(candidates)
-                    candidates &= candidates - 1
-                    if all(
-                        evaluate(residual.node, message) is residual.want
-                        for residual in residuals[column]
-                    ):
+                if candidates:
+                    column = self._first_residual_hit(block, candidates, message)
+                    if column >= 0:
                         return column
+        return -1
+
+    def _first_residual_hit(self, block: Block, candidates: int, message: Mapping[str, Any]) -> int:
+        """The best-ranked candidate whose residual tests the reference evaluator finds wanted."""
+        columns = []
+        while candidates:
+            columns.append(_lowest(candidates))
+            candidates &= candidates - 1
+        columns.sort(key=block.residual_order.__getitem__)
+        for column in columns:
+            if all(
+                evaluate(residual.node, message) is residual.want
+                for residual in self.residuals_of[column]
+            ):
+                return column
         return -1
 
 

@@ -206,6 +206,7 @@ class ReceiverFilter:
         self._topic_only_patterns = tuple(topic_only)
         self._columns: list[Column] = [] if self._accept_all else rest
         self._rates = HitRates(guess_hit_rates(self._columns))
+        self._plan = Plan(self._columns)
         initial = sorted(
             range(len(self._columns)), key=lambda position: -self._rates.guesses[position]
         )
@@ -214,15 +215,9 @@ class ReceiverFilter:
     # -- the plan -----------------------------------------------------------------------------
 
     def _install(self, order: list[int]) -> None:
-        """Build the plan for the columns in ``order`` (most likely first)."""
+        """Cut the blocks for the columns in ``order`` (most likely first)."""
         self._order = order
-        guesses = self._rates.guesses
-        self._plan = Plan(
-            [self._columns[position] for position in order],
-            [guesses[position] for position in order],
-            self._first_block,
-            self._block,
-        )
+        self._plan.arrange(order, self._rates.scores, self._first_block, self._block)
 
     def _refine_ranking(self) -> None:
         rates = self._rates
@@ -231,8 +226,8 @@ class ReceiverFilter:
         self._refine_interval = min(self._refine_interval * 2, _REFINE_CEILING)
         self._next_refine = self._seen + self._refine_interval
         order = rates.ranking(self._order)
-        if order != self._order:
-            self._install(order)
+        self._plan.fuse()  # the stages have seen traffic by now
+        self._install(order)
 
     # -- questions ----------------------------------------------------------------------------
 
@@ -262,9 +257,9 @@ class ReceiverFilter:
         if topic is not None and self._topic_only is not None and self._topic_only.match(topic):
             return True
         if self._columns:
-            rank = self._plan.first_hit(properties, topic)
-            if rank >= 0:
-                self._rates.hits[self._order[rank]] += 1
+            column = self._plan.first_hit(properties, topic)
+            if column >= 0:
+                self._rates.hits[column] += 1
                 return True
         return False
 

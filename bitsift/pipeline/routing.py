@@ -6,8 +6,8 @@ The driver parses and validates every subscription and builds the
 then broadcasts it. An index pickles as its validated subscriptions and is rebuilt on arrival,
 once per Python worker process, not per task. Each partition is matched with ``mapInArrow``:
 Arrow record batches go through :class:`~bitsift.index.batch.BatchMatcher`, which classifies
-whole columns with numpy and asks the index once per distinct combination of values, instead of
-calling a Python UDF once per row.
+whole columns with numpy and resolves every row with packed bit matrices, instead of calling a
+Python UDF once per row.
 
 pyspark is imported inside the functions, never at module level: ``import bitsift`` must work
 without Java.
@@ -58,6 +58,7 @@ class Plan:
 
 _WORKER_STATE: dict[int, tuple[Plan, BatchMatcher, dict[str, str | None]]] = {}
 """Per Python worker: the matcher built from each broadcast, so its caches outlive one task."""
+_WORKER_STATE_LIMIT = 4
 
 
 def _index_of(subscriptions: Iterable[Subscription] | SubscriptionIndex) -> SubscriptionIndex:
@@ -150,6 +151,8 @@ def _worker_state(broadcast: Any) -> tuple[BatchMatcher, dict[str, str | None]]:
     plan: Plan = broadcast.value
     entry = _WORKER_STATE.get(id(plan))
     if entry is None or entry[0] is not plan:
+        while len(_WORKER_STATE) >= _WORKER_STATE_LIMIT:  # a long-lived worker, many jobs
+            del _WORKER_STATE[next(iter(_WORKER_STATE))]
         entry = _WORKER_STATE[id(plan)] = (plan, BatchMatcher(plan.index), plan.client_of())
     return entry[1], entry[2]
 

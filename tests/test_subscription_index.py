@@ -97,7 +97,7 @@ def test_removing_everything_leaves_nothing_behind() -> None:
         index.add(
             Subscription(
                 id=f"s{number}",
-                selector=f"a = {number} OR b BETWEEN {number} AND 99",
+                selector=f"a = {number} OR b BETWEEN {number} AND 99 OR a * b > {number}",
                 topic="x.*",
                 client="c",
             )
@@ -105,6 +105,8 @@ def test_removing_everything_leaves_nothing_behind() -> None:
     assert index.remove_client("c") == 50
     assert len(index) == 0 and index.column_count == 0
     assert not index._slots and not index._live and not index._with_topic
+    assert not index._fields and not index._sole and not index._shared
+    assert not index._table._residuals
     assert len(index._topics) == 0
 
 

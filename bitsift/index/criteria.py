@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from decimal import Decimal
 from enum import Enum
 from typing import Literal, TypeAlias
@@ -205,6 +206,19 @@ class FieldTest:
     field: str
     criterion: Criterion
     negated: bool = False
+    _hash: int = dataclass_field(default=0, init=False, repr=False, compare=False)
+
+    # Atoms are hashed again and again while selectors are normalised and columns shared, and a
+    # dataclass hash is recomputed (deeply) each time: it is computed once instead. Pickles carry
+    # only the fields, since str hashes differ between processes.
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.field, self.criterion, self.negated)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (FieldTest, (self.field, self.criterion, self.negated))
 
     def holds(self, kind: Kind, value: object) -> bool:
         if self.negated:
@@ -225,6 +239,16 @@ class Residual:
 
     node: Node
     want: bool
+    _hash: int = dataclass_field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:  # hashed once, as FieldTest is
+        object.__setattr__(self, "_hash", hash((self.node, self.want)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Residual, (self.node, self.want))
 
     def __str__(self) -> str:
         return f"evaluate({self.node}) is {'TRUE' if self.want else 'FALSE'}"

@@ -107,6 +107,7 @@ class FieldIndex:
         "_edits",
         "_cache",
         "_bytes",
+        "_open",
     )
 
     def __init__(
@@ -127,6 +128,8 @@ class FieldIndex:
         self._edits = 0
         self._cache: dict[object, FrozenBitMap] = {}
         self._bytes = 0
+        self._open: list[FrozenBitMap] | None = None
+        """Per lane, the universe minus the lane's constrained columns (rebuilt after a change)."""
 
     # -- changes ---------------------------------------------------------------------------------
 
@@ -176,6 +179,7 @@ class FieldIndex:
         """Empty the answer cache (after any change to the field's tests)."""
         self._cache.clear()
         self._bytes = 0
+        self._open = None
 
     def set_universe(self, universe: FrozenBitMap) -> None:
         """Take complements against ``universe`` from now on (it must hold every column)."""
@@ -237,10 +241,16 @@ class FieldIndex:
         return answer
 
     def _compute(self, kind: Kind, value: object) -> FrozenBitMap:
+        # universe - (constrained - satisfied) == (universe - constrained) | satisfied, per lane.
         lanes = self.lanes
-        if len(lanes) == 1:
-            return self._universe - lanes[0].violated_now(kind, value)
-        return self._universe.difference(*(lane.violated_now(kind, value) for lane in lanes))
+        opened = self._open
+        if opened is None:
+            universe = self._universe
+            opened = self._open = [universe - lane.constrained for lane in lanes]
+        answer = opened[0] | lanes[0].satisfied_now(kind, value)
+        for lane, open_columns in zip(lanes[1:], opened[1:], strict=True):
+            answer &= open_columns | lane.satisfied_now(kind, value)
+        return answer
 
     @property
     def cached(self) -> int:

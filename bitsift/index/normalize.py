@@ -65,6 +65,7 @@ DNF = list[Conjunction]
 MAX_CONJUNCTIONS = 64
 """Most conjunctions one node may expand to before it is checked as a residual instead."""
 
+_UNSEEN: DNF = []
 _ALWAYS: DNF = [()]
 _NEVER: DNF = []
 _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -100,8 +101,21 @@ def explain(node: Node | None) -> str:
     return "\n".join(lines) if lines else "never TRUE"
 
 
+_ORDER_CACHE: dict[Atom, tuple[int, str]] = {}
+_LEAF_CACHE: dict[tuple[Node, bool], DNF | None] = {}
+_CACHE_LIMIT = 1 << 16
+"""Entries each of the two memo tables above may hold before it is emptied (bounded memory)."""
+
+
 def _atom_order(atom: Atom) -> tuple[int, str]:
-    return (1 if isinstance(atom, Residual) else 0, str(atom))
+    # str() of an atom costs microseconds and the same atoms recur across thousands of
+    # subscriptions, so the canonical sort key is remembered.
+    order = _ORDER_CACHE.get(atom)
+    if order is None:
+        if len(_ORDER_CACHE) >= _CACHE_LIMIT:
+            _ORDER_CACHE.clear()
+        order = _ORDER_CACHE[atom] = (1 if isinstance(atom, Residual) else 0, str(atom))
+    return order
 
 
 def _conjoin(parts: list[Conjunction]) -> Conjunction:
@@ -128,10 +142,24 @@ def _needs_presence(atom: FieldTest) -> bool:
 class _Normaliser:
     def __init__(self, max_conjunctions: int) -> None:
         self.max_conjunctions = max_conjunctions
+        self._constant: dict[int, bool] = {}  # by id(node); the tree outlives this normaliser
+
+    def is_constant(self, node: Node) -> bool:
+        """Whether ``node`` reads no message property; each node is examined once, bottom-up."""
+        known = self._constant.get(id(node))
+        if known is None:
+            if isinstance(node, (And, Or)):
+                known = all([self.is_constant(operand) for operand in node.operands])
+            elif isinstance(node, Not):
+                known = self.is_constant(node.operand)
+            else:
+                known = not identifiers(node)
+            self._constant[id(node)] = known
+        return known
 
     def truth(self, node: Node, want: bool) -> DNF:
         """Conjunctions for where ``node`` evaluates to ``want`` (TRUE or FALSE)."""
-        if not identifiers(node):
+        if self.is_constant(node):
             # Constant: decide once with the reference evaluator.
             return list(_ALWAYS) if evaluate(node, {}) is want else list(_NEVER)
         if isinstance(node, Not):
@@ -144,10 +172,17 @@ class _Normaliser:
             if dnf is None:
                 return [(Residual(node, want),)]
             return dnf
-        dnf = self._leaf(node, want)
+        # Leaves (symbol = 'IBM', side = 'buy', ...) recur across subscriptions: remember them.
+        # Their DNF does not depend on the cap, which only binds where AND and OR combine.
+        key = (node, want)
+        dnf = _LEAF_CACHE.get(key, _UNSEEN)
+        if dnf is _UNSEEN:
+            if len(_LEAF_CACHE) >= _CACHE_LIMIT:
+                _LEAF_CACHE.clear()
+            dnf = _LEAF_CACHE[key] = self._leaf(node, want)
         if dnf is None:
             return [self._residual(node, want)]
-        return dnf
+        return list(dnf)
 
     def _union(self, parts: list[DNF]) -> DNF | None:
         seen: dict[Conjunction, None] = {}

@@ -208,6 +208,20 @@ class FieldSlot:
         (the caller caches: :class:`~bitsift.index.fields.FieldIndex` keys it by bucket)."""
         return self.constrained - self._satisfied(kind, value)
 
+    def satisfied_now(self, kind: Kind, value: object) -> BitMap | FrozenBitMap:
+        """The columns whose test in this slot the classified value meets, computed afresh.
+
+        The result may be one of the slot's own postings: read it, never change it.
+        """
+        if kind is Kind.MISSING:
+            return self._missing
+        if not self._negated:
+            hits = self._plain.hits(kind, value)
+            if len(hits) == 1:
+                return hits[0]
+            return BitMap.union(_EMPTY, *hits)
+        return self._satisfied(kind, value)
+
     def _satisfied(self, kind: Kind, value: object) -> BitMap:
         if kind is Kind.MISSING:
             return self._missing

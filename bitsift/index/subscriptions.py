@@ -162,13 +162,15 @@ class SubscriptionIndex:
         subscribers = column.subscribers
         subscribers.discard(subscription_id)
         number = column.number
+        sole = self._sole
         if len(subscribers) == 1:
-            self._sole[number] = next(iter(subscribers))
+            sole[number] = next(iter(subscribers))
             self._shared.discard(number)
         elif not subscribers:
-            sole = self._sole
             sole[number] = None
-            while sole and sole[-1] is None:
+            # Trim freed numbers at the end (a None there may also be a shared column: keep it).
+            shared = self._shared
+            while sole and sole[-1] is None and len(sole) - 1 not in shared:
                 sole.pop()
 
     def _post(self, column: Column) -> None:

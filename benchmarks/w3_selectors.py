@@ -1,0 +1,149 @@
+"""W3 ``selectors``: realistic JMS-style subscriptions against market-data messages.
+
+The data is :mod:`bitsift.samples` (shared with the Spark demo, W5 and W6): equality, ``IN``,
+``BETWEEN``, ``<``/``>``, ``LIKE 'prefix%'``, ``IS [NOT] NULL``, ``NOT``, ``OR`` of two
+conjunctions, optional AMQP topic patterns, and 5% of subscriptions with a term no index can serve
+(``price * qty > ...``), checked by the reference evaluator on the candidates.
+
+Timed, in CPU time of the process (see :func:`cpu_ns_per_item`): :meth:`SubscriptionIndex.match`
+per message, warm (the stream has already been seen once,
+so per-field answer caches are filled as they would be in a running broker) and cold (a fresh index
+on messages it has never seen). Baseline in the same run: the reference evaluator
+(``Selector.matches`` plus ``TopicPattern.matches``) looped over every subscription, on a sample
+of the messages since it is slow. Correctness is checked on a sample of messages before any time
+is reported. Build time per subscription and the index's own memory (traced allocations of a
+second build) are reported too.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
+
+from benchmarks.harness import Result, peak_rss_mb, progress
+from bitsift import Subscription, SubscriptionIndex
+from bitsift.samples import w3_messages, w3_subscriptions
+
+MESSAGES = 4_000
+BASELINE_MESSAGES = {1_000: 200, 10_000: 40, 100_000: 6}
+CHECKED_MESSAGES = {1_000: 200, 10_000: 60, 100_000: 10}
+RFC003_NS = 10_000.0
+"""OpenAMQ RFC003's target: under 10 µs per message."""
+MALAMUTE_NS = 2_000.0
+"""The Malamute paper's aim: 2 µs per message (500,000 messages/s)."""
+
+Message = tuple[str, dict[str, Any]]
+T = TypeVar("T")
+
+
+def cpu_ns_per_item(
+    function: Callable[[T], object], items: Sequence[T], repeats: int = 5, limit_s: float = 60.0
+) -> float:
+    """Like :func:`benchmarks.harness.ns_per_item`, but in CPU time of this process.
+
+    The benchmark machines are shared: with other jobs running, wall-clock time counts the time
+    spent waiting for a core, which inflated a quick W3 run five-fold. CPU time does not, and both
+    bitsift and the baseline are measured the same way, so the ratio stays honest.
+    """
+    samples: list[float] = []
+    started = time.process_time()
+    for _ in range(repeats):
+        gc.disable()
+        begin = time.process_time_ns()
+        for item in items:
+            function(item)
+        elapsed = time.process_time_ns() - begin
+        gc.enable()
+        samples.append(elapsed / max(1, len(items)))
+        if time.process_time() - started > limit_s:
+            break
+    return statistics.median(samples)
+
+
+def reference_ids(subscriptions: list[Subscription], message: Message) -> frozenset[str]:
+    """The baseline: every subscription's topic pattern and selector, by the reference."""
+    topic, properties = message
+    found = []
+    for subscription in subscriptions:
+        pattern = subscription.parsed_topic
+        if pattern is not None and not pattern.matches(topic):
+            continue
+        if subscription.parsed_selector.matches(properties):
+            found.append(subscription.id)
+    return frozenset(found)
+
+
+def index_bytes(subscriptions: list[Subscription]) -> float:
+    """Bytes Python allocates for an index of ``subscriptions`` (a second build, traced)."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        index = SubscriptionIndex(subscriptions)
+        return float(tracemalloc.get_traced_memory()[0] - before) if len(index) else 0.0
+    finally:
+        tracemalloc.stop()
+
+
+def run(full: bool) -> list[Result]:
+    results = []
+    sizes = (1_000, 10_000, 100_000) if full else (1_000, 10_000)
+    messages = list(w3_messages(MESSAGES, seed=2))
+    for size in sizes:
+        subscriptions = w3_subscriptions(size, seed=1)
+        started = time.process_time()
+        index = SubscriptionIndex(progress(subscriptions, size, f"W3 build {size:,}"))
+        build_s = time.process_time() - started
+
+        def match(message: Message, index: SubscriptionIndex = index) -> frozenset[str]:
+            return index.match(message[1], message[0])
+
+        # Correctness before speed, on messages the index has not seen (cold caches).
+        checked = messages[-CHECKED_MESSAGES[size] :]
+        for message in progress(checked, len(checked), f"W3 check {size:,}"):
+            if match(message) != reference_ids(subscriptions, message):
+                raise AssertionError(f"W3 {size}: index and reference disagree on {message}")
+        cold = cpu_ns_per_item(match, messages[:1000], repeats=1)
+        matches = sum(len(match(message)) for message in messages)
+        warm = cpu_ns_per_item(match, messages, repeats=5)
+        sample = messages[: BASELINE_MESSAGES[size]]
+        baseline = cpu_ns_per_item(partial(reference_ids, subscriptions), sample, repeats=1)
+        memory = index_bytes(subscriptions)
+        results.append(
+            Result(
+                workload="W3 selectors",
+                size=f"{size // 1000}k subs",
+                subject="index.match (warm)",
+                baseline="evaluator loop",
+                subject_ns=warm,
+                baseline_ns=baseline,
+                goal="<= 10 µs/msg and >= 200x" if size == 10_000 else "",
+                met=(warm <= RFC003_NS and baseline / warm >= 200) if size == 10_000 else None,
+                extra={
+                    "cold_ns_per_message": cold,
+                    "cold_speedup": baseline / cold,
+                    "messages_per_s": 1e9 / warm,
+                    "matches_per_message": matches / len(messages),
+                    "matches_per_s": matches / len(messages) * 1e9 / warm,
+                    "build_us_per_subscription": build_s * 1e6 / size,
+                    "index_bytes_per_subscription": memory / size,
+                    "peak_rss_mb": peak_rss_mb(),
+                    "columns": index.column_count,
+                    "rfc003_ns": RFC003_NS,
+                    "malamute_ns": MALAMUTE_NS,
+                },
+            )
+        )
+    by_size = {row.size: row for row in results}
+    if "10k subs" in by_size and "100k subs" in by_size:
+        growth = by_size["100k subs"].subject_ns / by_size["10k subs"].subject_ns
+        by_size["100k subs"].extra["growth_from_10k"] = growth
+        by_size["100k subs"].goal = "growth from 10k <= 2x, < 2 KB/sub"
+        by_size["100k subs"].met = (
+            growth <= 2 and by_size["100k subs"].extra["index_bytes_per_subscription"] < 2048
+        )
+    return results

@@ -29,8 +29,6 @@ WORKLOADS: dict[str, str] = {
     "openamq": "benchmarks.w1_openamq",
     "interval": "benchmarks.w2_interval",
     "selectors": "benchmarks.w3_selectors",
-    "interval": "benchmarks.w2_interval",
-    "selectors": "benchmarks.w3_selectors",
     "mqtt": "benchmarks.w4_mqtt",
     "spark": "benchmarks.w5_spark",
     "filter": "benchmarks.w6_filter",

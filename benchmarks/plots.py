@@ -1,0 +1,266 @@
+"""The PNG charts of docs/performance.md, drawn with matplotlib's Agg backend from result rows.
+
+Each chart puts bitsift and every baseline of one workload on the same axes, measured in the same
+run, and adds the published figures of the seeds and peers as grey dashed reference lines whose
+legend says where each comes from and that it was *not* measured in this run: a reader must never
+mistake a 2007 C figure or a C++ paper's number for ours.
+
+The x positions come from the rows' ``size`` text (``"20k subs"``, ``"10,000 filters"``,
+``"100k msgs x 10 subs"``, ``"1,000 subs, 10% match"``), unless a workload records
+``extra["subscriptions"]``, which wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness import Result, format_ns, format_ratio
+
+COUNT = re.compile(
+    r"(\d[\d,]*(?:\.\d+)?)\s*([kKM]?)\s*(?:subs|subscriptions|patterns|filters|selectors)\b"
+)
+RATE = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*match")
+REFERENCE_STYLE: dict[str, Any] = {"color": "0.45", "linestyle": "--", "linewidth": 1.2}
+NOT_MEASURED = "published; not measured in this run"
+
+
+def subscription_count(result: Result) -> int | None:
+    """How many subscriptions (patterns, filters) a row was measured with, if it says."""
+    recorded = result.extra.get("subscriptions")
+    if isinstance(recorded, int | float) and not isinstance(recorded, bool):
+        return int(recorded)
+    found = COUNT.search(result.size)
+    if found is None:
+        return None
+    number = float(found.group(1).replace(",", ""))
+    return int(number * {"": 1, "k": 1_000, "K": 1_000, "M": 1_000_000}[found.group(2)])
+
+
+def match_rate(result: Result) -> float | None:
+    """The share of messages that match, for rows whose size says ``N% match``."""
+    found = RATE.search(result.size)
+    return None if found is None else float(found.group(1)) / 100
+
+
+def cost_series(rows: Iterable[Result]) -> dict[str, dict[int, float]]:
+    """Per subject and per baseline name: subscriptions -> ns per message.
+
+    A subject or baseline that appears in several rows of one size (W4 times its cold index
+    against two baselines) is one series with one point per size.
+    """
+    series: dict[str, dict[int, float]] = {}
+    for row in rows:
+        count = subscription_count(row)
+        if count is None:
+            continue
+        series.setdefault(row.subject, {})[count] = row.subject_ns
+        series.setdefault(row.baseline, {})[count] = row.baseline_ns
+    return series
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+
+    return pyplot
+
+
+def _finish(figure: Any, axes: Any, path: Path) -> Path:
+    axes.grid(True, which="major", alpha=0.4)
+    axes.grid(True, which="minor", alpha=0.12)
+    axes.legend(fontsize=8, loc="best", framealpha=0.9)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    _pyplot().close(figure)
+    return path
+
+
+def cost_chart(
+    rows: list[Result],
+    path: Path,
+    title: str,
+    x_label: str,
+    references: Iterable[tuple[str, list[tuple[float, float]]]] = (),
+    horizontal: Iterable[tuple[str, float]] = (),
+    extra_series: dict[str, dict[int, float]] | None = None,
+) -> Path:
+    """Log-log: µs per message against subscriptions, one line per subject and baseline.
+
+    ``references`` are published curves as (label, [(subscriptions, µs)]); ``horizontal`` are
+    published per-message figures or targets as (label, µs) that do not depend on the size.
+    """
+    pyplot = _pyplot()
+    figure, axes = pyplot.subplots(figsize=(8, 5))
+    series = cost_series(rows) | (extra_series or {})
+    markers = "osD^v<>"
+    counts: set[int] = set()
+    for number, (name, points) in enumerate(series.items()):
+        xs = sorted(points)
+        counts.update(xs)
+        axes.plot(
+            xs,
+            [points[x] / 1e3 for x in xs],
+            marker=markers[number % len(markers)],
+            linewidth=1.8,
+            label=f"{name} (measured)",
+        )
+    for number, (label, curve) in enumerate(references):
+        axes.plot(
+            [x for x, _ in curve],
+            [y for _, y in curve],
+            marker="x",
+            markersize=8,
+            label=f"{label} ({NOT_MEASURED})",
+            **(REFERENCE_STYLE | {"linestyle": ("--", ":", "-.")[number % 3]}),
+        )
+    for number, (label, microseconds) in enumerate(horizontal):
+        axes.axhline(
+            microseconds,
+            label=f"{label} ({NOT_MEASURED})",
+            **(REFERENCE_STYLE | {"linestyle": ("--", ":", "-.")[number % 3]}),
+        )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    if counts and len(counts) == 1:  # one size only: give the point some room
+        (only,) = counts
+        axes.set_xlim(only / 3, only * 3)
+    axes.set_title(title)
+    axes.set_xlabel(x_label)
+    axes.set_ylabel("cost per message, µs (log scale; lower is better)")
+    return _finish(figure, axes, path)
+
+
+def seconds_chart(rows: list[Result], path: Path, title: str) -> Path:
+    """W5: Spark job seconds against subscriptions, bitsift's route() and Spark SQL filters."""
+    pyplot = _pyplot()
+    figure, axes = pyplot.subplots(figsize=(8, 5))
+    for name, key, marker in (("subject", "bitsift_s", "o"), ("baseline", "baseline_s", "s")):
+        points = sorted(
+            (count, float(row.extra[key]))
+            for row in rows
+            if (count := subscription_count(row)) is not None and key in row.extra
+        )
+        if not points:
+            continue
+        label = getattr(rows[0], name)
+        axes.plot(
+            [x for x, _ in points],
+            [y for _, y in points],
+            marker=marker,
+            linewidth=1.8,
+            label=f"{label} (measured)",
+        )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_title(title)
+    axes.set_xlabel("subscriptions (log scale)")
+    axes.set_ylabel("wall-clock seconds for the whole job (log scale)")
+    return _finish(figure, axes, path)
+
+
+def rate_chart(rows: list[Result], path: Path, title: str) -> Path:
+    """W6: µs per message of accepts() and match() at each match rate, as paired bars."""
+    pyplot = _pyplot()
+    figure, axes = pyplot.subplots(figsize=(8, 5))
+    points = sorted((rate, row) for row in rows if (rate := match_rate(row)) is not None)
+    positions = list(range(len(points)))
+    width = 0.38
+    subject = points[0][1].subject if points else "bitsift"
+    baseline = points[0][1].baseline if points else "baseline"
+    axes.bar(
+        [p - width / 2 for p in positions],
+        [row.subject_ns / 1e3 for _, row in points],
+        width,
+        label=f"{subject} (measured)",
+    )
+    axes.bar(
+        [p + width / 2 for p in positions],
+        [row.baseline_ns / 1e3 for _, row in points],
+        width,
+        label=f"{baseline} (measured)",
+    )
+    for position, (_, row) in zip(positions, points, strict=True):
+        top = max(row.subject_ns, row.baseline_ns) / 1e3
+        axes.annotate(
+            f"{format_ratio(row.speedup)} faster"
+            if row.speedup >= 1
+            else format_ratio(row.speedup),
+            (position, top),
+            textcoords="offset points",
+            xytext=(0, 4),
+            ha="center",
+            fontsize=9,
+        )
+    axes.set_xticks(positions, [f"{rate:.0%} of messages match" for rate, _ in points])
+    axes.set_title(title)
+    axes.set_ylabel("cost per message, µs (lower is better)")
+    axes.set_ylim(0, max([row.baseline_ns / 1e3 for _, row in points] + [1.0]) * 1.15)
+    return _finish(figure, axes, path)
+
+
+def bar_chart(
+    bars: list[tuple[str, float]],
+    path: Path,
+    title: str,
+    horizontal: Iterable[tuple[str, float]] = (),
+) -> Path:
+    """A few measured costs side by side (log scale) with published figures as lines (W1)."""
+    pyplot = _pyplot()
+    figure, axes = pyplot.subplots(figsize=(8, 5))
+    positions = list(range(len(bars)))
+    axes.bar(positions, [ns / 1e3 for _, ns in bars], 0.6, label="measured in this run")
+    for position, (_, ns) in zip(positions, bars, strict=True):
+        axes.annotate(
+            format_ns(ns),
+            (position, ns / 1e3),
+            textcoords="offset points",
+            xytext=(0, 4),
+            ha="center",
+            fontsize=9,
+        )
+    for number, (label, microseconds) in enumerate(horizontal):
+        axes.axhline(
+            microseconds,
+            label=f"{label} ({NOT_MEASURED})",
+            **(REFERENCE_STYLE | {"linestyle": ("--", ":", "-.")[number % 3]}),
+        )
+    axes.set_xticks(positions, [name for name, _ in bars])
+    axes.set_yscale("log")
+    axes.set_title(title)
+    axes.set_ylabel("cost per message, µs (log scale; lower is better)")
+    return _finish(figure, axes, path)
+
+
+def memory_chart(series: dict[str, list[tuple[int, float, float]]], path: Path, title: str) -> Path:
+    """Index bytes per subscription and process peak RSS against subscriptions, two panels.
+
+    ``series`` maps a workload label to (subscriptions, bytes per subscription, peak RSS MiB).
+    """
+    pyplot = _pyplot()
+    figure, (left, right) = pyplot.subplots(1, 2, figsize=(10, 4.5))
+    for label, points in series.items():
+        points = sorted(points)
+        left.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        right.plot([p[0] for p in points], [p[2] for p in points], marker="s", label=label)
+    for axes, y_label in (
+        (left, "index bytes per subscription (traced Python heap)"),
+        (right, "peak RSS of the benchmark process, MiB"),
+    ):
+        axes.set_xscale("log")
+        axes.set_xlabel("subscriptions (log scale)")
+        axes.set_ylabel(y_label)
+        axes.grid(True, alpha=0.4)
+        axes.legend(fontsize=8)
+        axes.set_ylim(bottom=0)
+    figure.suptitle(title)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    pyplot.close(figure)
+    return path

@@ -90,24 +90,26 @@ def test_normal_form_rewrites_wildcard_runs_as_qpid_does(
     st.lists(topic_patterns(), max_size=40),
     st.lists(any_topics(), max_size=20),
     st.sampled_from([0, topic_tables.SPARSE_RESULT]),
+    st.sampled_from([1, 3]),
 )
 def test_many_patterns_at_once(
-    patterns: list[TopicPattern], topics: list[str], sparse: int
+    patterns: list[TopicPattern], topics: list[str], sparse: int, stride: int
 ) -> None:
     """Also with every result of two or more columns made in one step (``sparse=0``).
 
-    Columns here are spread out (and literal patterns take some), so slots are renumbered and
-    large results come from the roaring rows; test_large_results covers slots equal to columns.
+    With ``stride`` 1 the columns the tables see are nearly dense (literal patterns take some),
+    so slots stay equal to columns and large results are deserialized; with 3 they are spread
+    out, slots are renumbered and large results come from the roaring rows.
     """
     index = TopicIndex(cache_size=8)
     for column, pattern in enumerate(patterns):
-        index.add(column * 3, pattern)  # columns need not be dense
+        index.add(column * stride, pattern)
     default, topic_tables.SPARSE_RESULT = topic_tables.SPARSE_RESULT, sparse
     default_loop, topic_tables.LOOP_RESULT = topic_tables.LOOP_RESULT, sparse
     try:
         for topic in topics + topics:
             expected = [
-                column * 3
+                column * stride
                 for column, pattern in enumerate(patterns)
                 if reference_matches(pattern, topic)
             ]

@@ -243,6 +243,8 @@ class FieldIndex:
     def _compute(self, kind: Kind, value: object) -> FrozenBitMap:
         # universe - (constrained - satisfied) == (universe - constrained) | satisfied, per lane.
         lanes = self.lanes
+        if not lanes:
+            return self._universe
         opened = self._open
         if opened is None:
             universe = self._universe

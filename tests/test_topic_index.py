@@ -17,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from pyroaring import FrozenBitMap
 from topic_data import (
     MatchCase,
+    amqp_topics,
     any_topics,
     binding_groups,
     cases_of,
@@ -416,3 +417,29 @@ def test_slots_follow_columns_across_small_gaps() -> None:
     index.add(1_000, amqp("*.x"))  # too far past the end: takes a free slot instead
     assert tables._slot_of[1_000] != 1_000
     assert list(index.match("a.x")) == [*range(0, 200, 2), 1_000]
+
+
+@st.composite
+def table_patterns(draw: st.DrawFn) -> TopicPattern:
+    """AMQP patterns the tables hold: fixed words and '*', then perhaps '#', never literal."""
+    fixed = draw(st.lists(st.sampled_from(["a", "b", "", "*", "a*"]), max_size=5))
+    if "*" not in fixed or draw(st.booleans()):
+        fixed.append("#")
+    return TopicPattern(".".join(fixed))
+
+
+@given(st.lists(table_patterns(), min_size=1, max_size=60), st.lists(amqp_topics(), max_size=20))
+def test_large_results_in_one_step(patterns: list[TopicPattern], topics: list[str]) -> None:
+    """Every pattern in the tables, numbered densely: any result of two or more columns is
+    deserialized from the bits, and must still equal the reference."""
+    index = TopicIndex(cache_size=0)
+    for column, pattern in enumerate(patterns):
+        index.add(column, pattern)
+    assert index._amqp.tables._renumbered == 0
+    default, topic_tables.SPARSE_RESULT = topic_tables.SPARSE_RESULT, 1
+    try:
+        for topic in topics:
+            expected = [column for column, pattern in enumerate(patterns) if pattern.matches(topic)]
+            assert list(index.match(topic)) == expected
+    finally:
+        topic_tables.SPARSE_RESULT = default

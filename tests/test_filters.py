@@ -402,3 +402,21 @@ def test_fused_stages_answer_like_their_members() -> None:
         expected = any(subscription.matches(properties) for subscription in subscriptions)
         assert receiver.accepts(properties) is expected
     assert receiver._plan.group_of  # the small-domain fields were fused along the way
+
+
+def test_many_intervals_use_checkpointed_masks() -> None:
+    # 1,100 intervals on one field: the interval tables keep checkpoints, not every prefix.
+    import random
+
+    subscriptions = [
+        Subscription(id=f"p{number}", selector=f"price BETWEEN {number * 4} AND {number * 4 + 1}")
+        for number in range(1_100)
+    ]
+    subscriptions.append(Subscription(id="q", selector="price > 4399.5 AND price < 4401"))
+    receiver = ReceiverFilter(subscriptions, refine=False)
+    rng = random.Random(5)
+    prices = [rng.uniform(-5, 4_410) for _ in range(60)] + [0, 1, 2, 4, 4397, 4399.5, 4_400]
+    prices += [rng.randrange(-5, 4_410) for _ in range(60)]
+    for price in prices:
+        expected = any(subscription.matches({"price": price}) for subscription in subscriptions)
+        assert receiver.accepts({"price": price}) is expected, price

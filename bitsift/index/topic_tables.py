@@ -289,7 +289,8 @@ class PositionTables:
             # At most two rows per new position and one per literal word: if that could pass the
             # budget, drop the bitsets before making any of them.
             new_rows = 2 * max(0, length - len(self._positions)) + length
-            slots = len(self._column_of) + (0 if self._free_slots else 1)
+            # The widest the ints can get with this column (see _take_slot): on the safe side.
+            slots = max(len(self._column_of) + 1, min(column + 1, 2 * (len(self._slot_of) + 1)))
             row_bytes = (slots + 7) // 8 + _INT_OVERHEAD
             if (self._row_count + new_rows + 2) * row_bytes > self._bitset_budget:
                 self._forget_bits()

@@ -71,7 +71,9 @@ def run_isolated(
         command.insert(3, "--full")
     started = time.perf_counter()
     try:
-        returncode = subprocess.run(command, timeout=timeout, check=False).returncode
+        returncode = subprocess.run(
+            command, timeout=timeout, check=False, cwd=Path(__file__).resolve().parent.parent
+        ).returncode
     except subprocess.TimeoutExpired:
         reason = f"timed out after {timeout:.0f} s (raise --timeout, or run it alone)"
         write_results(name, [], full, error=reason, seconds=timeout, directory=directory)

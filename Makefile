@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS ?= dev,spark
 
-.PHONY: demo java test lint typecheck unit bench docs clean
+.PHONY: demo java test lint typecheck unit bench report docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "bitsift needs Python 3.10 or newer; found " + sys.version.split()[0])'
@@ -38,6 +38,10 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(FULL),--full,)
+
+# Rewrites docs/performance.md and docs/img/*.png from benchmarks/results/ (run `make bench` first).
+report: $(STAMP)
+	$(BIN)/python -m benchmarks.report
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build *.egg-info

@@ -128,11 +128,25 @@ class IntegerLiteral(_Immutable):
 _FLOAT_TEXT = re.compile(r"[.eE]")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class FloatLiteral(_Immutable):
-    """An approximate numeric literal; always finite."""
+    """An approximate numeric literal; always finite.
+
+    Equality and hashing keep the sign of zero: ``x / 0.0`` and ``x / -0.0`` are +Infinity and
+    -Infinity, so two trees that differ only there must not be merged by the index.
+    """
 
     value: float
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FloatLiteral):
+            return NotImplemented
+        return self.value == other.value and math.copysign(1.0, self.value) == math.copysign(
+            1.0, other.value
+        )
+
+    def __hash__(self) -> int:
+        return hash((FloatLiteral, self.value, math.copysign(1.0, self.value)))
 
     def __str__(self) -> str:
         text = repr(self.value)

@@ -15,6 +15,7 @@ from bitsift.errors import (
     TopicPatternError,
     UnknownSubscriptionError,
 )
+from bitsift.filters import ReceiverFilter
 from bitsift.index.subscriptions import SubscriptionIndex
 from bitsift.models import Subscription
 from bitsift.selectors.limits import Limits, get_limits, set_limits
@@ -28,6 +29,7 @@ __all__ = [
     "IndexFileError",
     "Limits",
     "MessageError",
+    "ReceiverFilter",
     "Selector",
     "SelectorSyntaxError",
     "Subscription",

@@ -21,6 +21,7 @@ __all__ = ["main", "SUBCOMMANDS"]
 SUBCOMMANDS: dict[str, str] = {
     "check": "validate a subscription file and report every bad entry",
     "match": "print the subscriptions each message (JSON lines) matches",
+    "filter": "pass through only the messages some local subscription wants",
 }
 
 

@@ -61,6 +61,35 @@ def cost_series(rows: Iterable[Result]) -> dict[str, dict[int, float]]:
     return series
 
 
+def count_label(value: float, _position: object = None) -> str:
+    """Axis text for a number of subscriptions: ``10``, ``1k``, ``20k``, ``1M``."""
+    if value >= 1e6:
+        return f"{value / 1e6:g}M"
+    if value >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
+
+
+def microseconds_label(value: float, _position: object = None) -> str:
+    """Axis text for a time given in µs, in the unit that reads best: ``300 ns``, ``26 µs``."""
+    for unit, scale in (("s", 1e6), ("ms", 1e3), ("µs", 1.0)):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value * 1e3:g} ns"
+
+
+def _label_axes(axes: Any, x_counts: bool = True, y_microseconds: bool = True) -> None:
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    if x_counts:
+        axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axes.xaxis.set_major_formatter(FuncFormatter(count_label))
+        axes.xaxis.set_minor_formatter(NullFormatter())
+    if y_microseconds:
+        axes.yaxis.set_major_formatter(FuncFormatter(microseconds_label))
+        axes.yaxis.set_minor_formatter(NullFormatter())
+
+
 def _pyplot() -> Any:
     import matplotlib
 
@@ -71,9 +100,10 @@ def _pyplot() -> Any:
 
 
 def _finish(figure: Any, axes: Any, path: Path) -> Path:
+    """Grid, a legend under the axes (it never hides a line there), save, close."""
     axes.grid(True, which="major", alpha=0.4)
     axes.grid(True, which="minor", alpha=0.12)
-    axes.legend(fontsize=8, loc="best", framealpha=0.9)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, -0.13), frameon=False)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
@@ -96,7 +126,7 @@ def cost_chart(
     published per-message figures or targets as (label, µs) that do not depend on the size.
     """
     pyplot = _pyplot()
-    figure, axes = pyplot.subplots(figsize=(8, 5))
+    figure, axes = pyplot.subplots(figsize=(8, 6.5))
     series = cost_series(rows) | (extra_series or {})
     markers = "osD^v<>"
     counts: set[int] = set()
@@ -108,17 +138,27 @@ def cost_chart(
             [points[x] / 1e3 for x in xs],
             marker=markers[number % len(markers)],
             linewidth=1.8,
-            label=f"{name} (measured)",
+            label=f"{name}: measured",
         )
     for number, (label, curve) in enumerate(references):
+        counts.update(int(x) for x, _ in curve)
         axes.plot(
             [x for x, _ in curve],
             [y for _, y in curve],
-            marker="x",
+            marker="xP*"[number % 3],
             markersize=8,
             label=f"{label} ({NOT_MEASURED})",
             **(REFERENCE_STYLE | {"linestyle": ("--", ":", "-.")[number % 3]}),
         )
+        for x, y in curve:
+            axes.annotate(
+                microseconds_label(y),
+                (x, y),
+                textcoords="offset points",
+                xytext=(6, -3),
+                fontsize=7,
+                color="0.35",
+            )
     for number, (label, microseconds) in enumerate(horizontal):
         axes.axhline(
             microseconds,
@@ -127,19 +167,19 @@ def cost_chart(
         )
     axes.set_xscale("log")
     axes.set_yscale("log")
-    if counts and len(counts) == 1:  # one size only: give the point some room
-        (only,) = counts
-        axes.set_xlim(only / 3, only * 3)
+    if counts:  # room around the points, however few sizes were run
+        axes.set_xlim(min(counts) / 2, max(counts) * 2)
+    _label_axes(axes)
     axes.set_title(title)
     axes.set_xlabel(x_label)
-    axes.set_ylabel("cost per message, µs (log scale; lower is better)")
+    axes.set_ylabel("cost per message (log scale; lower is better)")
     return _finish(figure, axes, path)
 
 
 def seconds_chart(rows: list[Result], path: Path, title: str) -> Path:
     """W5: Spark job seconds against subscriptions, bitsift's route() and Spark SQL filters."""
     pyplot = _pyplot()
-    figure, axes = pyplot.subplots(figsize=(8, 5))
+    figure, axes = pyplot.subplots(figsize=(8, 6.5))
     for name, key, marker in (("subject", "bitsift_s", "o"), ("baseline", "baseline_s", "s")):
         points = sorted(
             (count, float(row.extra[key]))
@@ -154,20 +194,21 @@ def seconds_chart(rows: list[Result], path: Path, title: str) -> Path:
             [y for _, y in points],
             marker=marker,
             linewidth=1.8,
-            label=f"{label} (measured)",
+            label=f"{label}: measured",
         )
     axes.set_xscale("log")
     axes.set_yscale("log")
+    _label_axes(axes, y_microseconds=False)
     axes.set_title(title)
     axes.set_xlabel("subscriptions (log scale)")
-    axes.set_ylabel("wall-clock seconds for the whole job (log scale)")
+    axes.set_ylabel("wall-clock seconds for the whole job (log scale; lower is better)")
     return _finish(figure, axes, path)
 
 
 def rate_chart(rows: list[Result], path: Path, title: str) -> Path:
     """W6: µs per message of accepts() and match() at each match rate, as paired bars."""
     pyplot = _pyplot()
-    figure, axes = pyplot.subplots(figsize=(8, 5))
+    figure, axes = pyplot.subplots(figsize=(8, 6.5))
     points = sorted((rate, row) for row in rows if (rate := match_rate(row)) is not None)
     positions = list(range(len(points)))
     width = 0.38
@@ -177,13 +218,13 @@ def rate_chart(rows: list[Result], path: Path, title: str) -> Path:
         [p - width / 2 for p in positions],
         [row.subject_ns / 1e3 for _, row in points],
         width,
-        label=f"{subject} (measured)",
+        label=f"{subject}: measured",
     )
     axes.bar(
         [p + width / 2 for p in positions],
         [row.baseline_ns / 1e3 for _, row in points],
         width,
-        label=f"{baseline} (measured)",
+        label=f"{baseline}: measured",
     )
     for position, (_, row) in zip(positions, points, strict=True):
         top = max(row.subject_ns, row.baseline_ns) / 1e3
@@ -212,7 +253,7 @@ def bar_chart(
 ) -> Path:
     """A few measured costs side by side (log scale) with published figures as lines (W1)."""
     pyplot = _pyplot()
-    figure, axes = pyplot.subplots(figsize=(8, 5))
+    figure, axes = pyplot.subplots(figsize=(8, 6.5))
     positions = list(range(len(bars)))
     axes.bar(positions, [ns / 1e3 for _, ns in bars], 0.6, label="measured in this run")
     for position, (_, ns) in zip(positions, bars, strict=True):
@@ -232,8 +273,9 @@ def bar_chart(
         )
     axes.set_xticks(positions, [name for name, _ in bars])
     axes.set_yscale("log")
+    _label_axes(axes, x_counts=False)
     axes.set_title(title)
-    axes.set_ylabel("cost per message, µs (log scale; lower is better)")
+    axes.set_ylabel("cost per message (log scale; lower is better)")
     return _finish(figure, axes, path)
 
 
@@ -244,6 +286,7 @@ def memory_chart(series: dict[str, list[tuple[int, float, float]]], path: Path, 
     """
     pyplot = _pyplot()
     figure, (left, right) = pyplot.subplots(1, 2, figsize=(10, 4.5))
+    counts = [point[0] for points in series.values() for point in points]
     for label, points in series.items():
         points = sorted(points)
         left.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
@@ -253,6 +296,9 @@ def memory_chart(series: dict[str, list[tuple[int, float, float]]], path: Path, 
         (right, "peak RSS of the benchmark process, MiB"),
     ):
         axes.set_xscale("log")
+        if counts:
+            axes.set_xlim(min(counts) / 2, max(counts) * 2)
+        _label_axes(axes, y_microseconds=False)
         axes.set_xlabel("subscriptions (log scale)")
         axes.set_ylabel(y_label)
         axes.grid(True, alpha=0.4)

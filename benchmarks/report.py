@@ -448,10 +448,9 @@ def memory_section(runs: dict[str, Run], images: Path, output: Path) -> list[str
     )
     lines.append("")
     if series:
-        path = plots.memory_chart(
-            series, images / "memory.png", "Index memory against subscriptions"
-        )
-        lines += [image(path, output, "Index memory against subscriptions"), ""]
+        title = "Index memory against subscriptions (traced heap: pyroaring's C bitmaps excluded)"
+        path = plots.memory_chart(series, images / "memory.png", title)
+        lines += [image(path, output, title), ""]
     return lines
 
 

@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "check": "validate a subscription file and report every bad entry",
     "match": "print the subscriptions each message (JSON lines) matches",
     "filter": "pass through only the messages some local subscription wants",
+    "route": "route a recorded message dataset through Spark (JSON lines or Parquet)",
 }
 
 

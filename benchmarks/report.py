@@ -165,6 +165,7 @@ class Run:
     name: str
     header: dict[str, Any]
     rows: list[Result]
+    notes: tuple[str, ...] = ()
 
     @property
     def mode(self) -> str:
@@ -182,10 +183,12 @@ class Run:
 
 
 def load_runs(directory: Path, prefer: str = "full") -> dict[str, Run]:
-    """The run to report per workload: ``prefer``'s mode when that file exists, else the other.
+    """The run to report per workload: ``prefer``'s mode when it finished, else the other mode.
 
-    A failed run is returned too (with its error), so that it is reported as failed rather than
-    silently replaced by the other mode's numbers.
+    When the preferred run failed and the other finished, the other is shown with a note saying
+    so; when neither finished, the failure is shown, never an older run's numbers. A file named
+    ``<workload>-<anything>`` (a workload module's own command for one extra measurement, such as
+    ``spark-100000``) adds its rows to that workload's, marked as a separate run.
     """
     found: dict[str, dict[str, Run]] = {}
     for path in sorted(directory.glob("*.json")):
@@ -195,7 +198,33 @@ def load_runs(directory: Path, prefer: str = "full") -> dict[str, Run]:
         header, rows = read_results(path)
         found.setdefault(parts[0], {})[parts[1]] = Run(parts[0], header, rows)
     other = "quick" if prefer == "full" else "full"
-    chosen = {name: modes.get(prefer) or modes[other] for name, modes in found.items()}
+    chosen: dict[str, Run] = {}
+    for name, modes in found.items():
+        candidates = [modes[mode] for mode in (prefer, other) if mode in modes]
+        finished = [run for run in candidates if not run.error]
+        run = finished[0] if finished else candidates[0]
+        notes = [
+            f"The {skipped.mode} run failed ({skipped.error}); this shows the {run.mode} run."
+            for skipped in candidates
+            if skipped is not run and skipped.error and skipped.mode == prefer
+        ]
+        chosen[name] = Run(name, run.header, run.rows, tuple(notes))
+    for name in [name for name in chosen if "-" in name]:
+        base = name.split("-", 1)[0]
+        extra = chosen[name]
+        if base not in chosen or chosen[base].error or extra.error:
+            continue
+        del chosen[name]
+        rows = [
+            Result(**{**vars(row), "extra": {**row.extra, "separate_run": name}})
+            for row in extra.rows
+        ]
+        note = (
+            f"Rows marked *separate run* come from `{name}.{extra.mode}.json`, written by the "
+            f"workload's own command at {extra.header.get('written', '?')}."
+        )
+        base_run = chosen[base]
+        chosen[base] = Run(base, base_run.header, base_run.rows + rows, (*base_run.notes, note))
     known = [name for name in ORDER if name in chosen]
     return {name: chosen[name] for name in known + sorted(set(chosen) - set(known))}
 
@@ -533,13 +562,23 @@ def generate(
         "",
     ]
     failed = {name: run for name, run in runs.items() if run.error}
-    if failed:
+    fallbacks = {
+        name: run for name, run in succeeded.items() if any("failed" in n for n in run.notes)
+    }
+    if failed or fallbacks:
         lines += ["## Failed workloads", ""]
         lines += [f"- `{name}` ({run.mode}): {run.error}" for name, run in failed.items()]
+        lines += [
+            f"- `{name}`: {note}"
+            for name, run in fallbacks.items()
+            for note in run.notes
+            if "failed" in note
+        ]
         lines.append("")
     for name, run in succeeded.items():
         lines += [f"## {TITLES.get(name, name)}", ""]
         lines += [DESCRIPTIONS.get(name, ""), "", f"Sizes: {run.mode}.", ""]
+        lines += [note for text in run.notes for note in (f"> {text}", "")]
         lines += [results_table(run.rows), ""]
         lines += chart_for(run, images, output)
         recorded = details(run.rows)

@@ -207,6 +207,11 @@ def synthetic_results(directory: Path) -> None:
         for rate in (1, 10, 50)
     ]
     write_results("filter", filters, directory=directory)
+    write_results("filter", [], full=True, error="timed out after 60 s", directory=directory)
+    extra_spark = [
+        Result("spark", "100k msgs x 2000 subs", "route()", "SQL", 1e4, 1e6, extra={"bitsift_s": 2})
+    ]
+    write_results("spark-100000", extra_spark, directory=directory)
     write_results("mqtt", [], error="crashed: ImportError: paho", directory=directory)
     (directory / "openamq.json").write_text("{}")  # an older layout: ignored
 
@@ -222,6 +227,12 @@ def test_report_from_synthetic_results(tmp_path: Path) -> None:
     # A failed workload is reported as failed, with its reason, not silently left out.
     assert "## Failed workloads" in text and "crashed: ImportError: paho" in text
     assert "openamq" not in text.split("## Summary")[1].split("## Failed")[0]
+    # A failed full run falls back to the quick one, and says so.
+    assert "The full run failed (timed out after 60 s); this shows the quick run." in text
+    assert "1,000 subs, 50% match" in text
+    # A workload's own extra measurement joins its section, marked.
+    assert "100k msgs x 2000 subs" in text and "separate run" in text
+    assert "## spark-100000" not in text
     # Published figures are labelled as such.
     assert "REIN" in text and "None of these was measured in our runs" in text
     assert "Memory" in text and "not recorded" in text

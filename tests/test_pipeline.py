@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from test_batch_matcher import TOPICS, arrow_tables, subscription_sets
 
 from bitsift import Subscription, SubscriptionIndex
-from bitsift.pipeline import annotate, route, tag
+from bitsift.pipeline import PipelineError, annotate, route, tag
 from bitsift.pipeline.session import java_version
 from bitsift.samples import w3_records, w3_subscriptions, write_w3_subscriptions
 
@@ -51,6 +51,7 @@ def spark() -> Iterator[Any]:
 
     session = local_session("local[2]", shuffle_partitions=2)
     yield session
+    session.stop()  # frees the JVM's memory for the rest of the suite
 
 
 def w3_table(count: int, seed: int) -> pyarrow.Table:
@@ -210,3 +211,11 @@ def test_route_command_end_to_end(spark: Any, tmp_path: Path) -> None:
     assert main([*common, "--output", str(output), "--layout", "pairs", "--overwrite"]) == 0
     pairs = pyarrow.parquet.read_table(output / "matches").to_pylist()
     assert {(p["message_id"], p["subscription_id"]) for p in pairs} == expected
+
+
+def test_a_missing_id_column_is_a_clear_error(spark: Any) -> None:
+    df = spark.createDataFrame([("x", 1.0)], "key string, price double")
+    with pytest.raises(PipelineError, match="no column 'id'.*pass id_column="):
+        route(df, [Subscription(id="s", selector="price > 0")])
+    with pytest.raises(PipelineError, match="already has a column 'price'"):
+        annotate(df, [Subscription(id="s")], column="price")

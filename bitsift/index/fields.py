@@ -51,6 +51,8 @@ _LONGEST_CACHED_STRING = 1024
 _MAX_ENTRIES = 1 << 16
 _ENTRY_OVERHEAD = 160
 """Bytes a cache entry costs beside its containers: dict slot, key, bitmap object."""
+_SMALL_ANSWER = 1024
+"""Satisfied columns up to which a one-lane answer is cached as those columns alone."""
 _INSORT_EDITS = 32
 """Boundary edits applied in place between two queries before the sorted list is rebuilt instead."""
 _MISSING_KEY = ("missing",)
@@ -71,6 +73,10 @@ def _boundaries(test: FieldTest) -> Iterator[Any]:
         for tag, value in criterion.keys:
             if tag == "n":
                 yield value
+
+
+def _bitmap_of(entry: FrozenBitMap | tuple[FrozenBitMap]) -> FrozenBitMap:
+    return entry[0] if isinstance(entry, tuple) else entry
 
 
 def approximate_bytes(bitmap: BitMap | FrozenBitMap) -> int:
@@ -126,7 +132,7 @@ class FieldIndex:
         self._sorted: list[Any] | None = []
         """The distinct boundaries in order; None when it must be rebuilt."""
         self._edits = 0
-        self._cache: dict[object, FrozenBitMap] = {}
+        self._cache: dict[object, FrozenBitMap | tuple[FrozenBitMap]] = {}
         self._bytes = 0
         self._open: list[FrozenBitMap] | None = None
         """Per lane, the universe minus the lane's constrained columns (rebuilt after a change)."""
@@ -217,7 +223,7 @@ class FieldIndex:
         if kind is Kind.STRING:
             key: object = normalised
             if len(normalised) > _LONGEST_CACHED_STRING:  # type: ignore[arg-type]
-                return self._compute(kind, normalised)
+                return self._answer(self._compute(kind, normalised))
         elif kind is Kind.NUMBER:
             key = self.bucket(normalised) if normalised == normalised else _NAN_KEY
         elif kind is Kind.BOOLEAN:
@@ -227,20 +233,28 @@ class FieldIndex:
         else:
             key = _OTHER_KEY
         cache = self._cache
-        answer = cache.get(key)
-        if answer is not None:
-            return answer
-        answer = self._compute(kind, normalised)
-        size = approximate_bytes(answer)
-        if size > self.budget:
-            return answer
-        self._bytes += size
-        while self._bytes > self.budget or len(cache) >= _MAX_ENTRIES:
-            self._bytes -= approximate_bytes(cache.pop(next(iter(cache))))
-        cache[key] = answer
-        return answer
+        entry = cache.get(key)
+        if entry is None:
+            entry = self._compute(kind, normalised)
+            size = approximate_bytes(_bitmap_of(entry))
+            if size <= self.budget:
+                self._bytes += size
+                while self._bytes > self.budget or len(cache) >= _MAX_ENTRIES:
+                    evicted = cache.pop(next(iter(cache)))
+                    self._bytes -= approximate_bytes(_bitmap_of(evicted))
+                cache[key] = entry
+        return self._answer(entry)
 
-    def _compute(self, kind: Kind, value: object) -> FrozenBitMap:
+    def _answer(self, entry: FrozenBitMap | tuple[FrozenBitMap]) -> FrozenBitMap:
+        if isinstance(entry, tuple):
+            return self._open[0] | entry[0]  # type: ignore[index]
+        return entry
+
+    def _compute(self, kind: Kind, value: object) -> FrozenBitMap | tuple[FrozenBitMap]:
+        """The allowed columns, or, for a one-lane field whose value satisfies few columns, just
+        those columns in a 1-tuple: the caller ORs them into the lane's open columns. Cached that
+        way an answer costs two bytes per satisfied column instead of a full bitset, so the cache
+        holds every bucket of a busy range field, for one cheap OR per hit."""
         # universe - (constrained - satisfied) == (universe - constrained) | satisfied, per lane.
         lanes = self.lanes
         if not lanes:
@@ -249,7 +263,12 @@ class FieldIndex:
         if opened is None:
             universe = self._universe
             opened = self._open = [universe - lane.constrained for lane in lanes]
-        answer = opened[0] | lanes[0].satisfied_now(kind, value)
+        satisfied = lanes[0].satisfied_now(kind, value)
+        if len(lanes) == 1:
+            if len(satisfied) <= _SMALL_ANSWER:
+                return (FrozenBitMap(satisfied),)
+            return opened[0] | satisfied
+        answer = opened[0] | satisfied
         for lane, open_columns in zip(lanes[1:], opened[1:], strict=True):
             answer &= open_columns | lane.satisfied_now(kind, value)
         return answer

@@ -78,9 +78,15 @@ def microseconds_label(value: float, _position: object = None) -> str:
     return f"{value * 1e3:g} ns"
 
 
-def _label_axes(axes: Any, x_counts: bool = True, y_microseconds: bool = True) -> None:
+def _label_axes(
+    axes: Any, x_counts: bool = True, y_microseconds: bool = True, y_seconds: bool = False
+) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+    if y_seconds:
+        axes.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g} s"))
+        axes.yaxis.set_minor_formatter(NullFormatter())
     if x_counts:
         axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         axes.xaxis.set_major_formatter(FuncFormatter(count_label))
@@ -198,10 +204,13 @@ def seconds_chart(rows: list[Result], path: Path, title: str) -> Path:
         )
     axes.set_xscale("log")
     axes.set_yscale("log")
-    _label_axes(axes, y_microseconds=False)
+    counts = [count for row in rows if (count := subscription_count(row)) is not None]
+    if counts:
+        axes.set_xlim(min(counts) / 2, max(counts) * 2)
+    _label_axes(axes, y_microseconds=False, y_seconds=True)
     axes.set_title(title)
     axes.set_xlabel("subscriptions (log scale)")
-    axes.set_ylabel("wall-clock seconds for the whole job (log scale; lower is better)")
+    axes.set_ylabel("wall-clock time of the whole job (log scale; lower is better)")
     return _finish(figure, axes, path)
 
 

@@ -35,6 +35,14 @@ TITLES = {
     "spark": "W5 `spark`: batch routing in Spark",
     "filter": "W6 `filter`: receiver-side drop",
 }
+LABELS = {
+    "openamq": "W1 openamq",
+    "interval": "W2 interval",
+    "selectors": "W3 selectors",
+    "mqtt": "W4 mqtt",
+    "spark": "W5 spark",
+    "filter": "W6 filter",
+}
 DESCRIPTIONS = {
     "parse": (
         "Not a routing workload: the cost of parsing a selector (cold against the parse cache) "
@@ -254,10 +262,11 @@ def met_text(result: Result) -> str:
     return {True: "yes", False: "**no**", None: "-"}[result.met]
 
 
-def results_table(rows: list[Result], with_workload: bool = False) -> str:
+def results_table(rows: list[Result], labels: list[str] | None = None) -> str:
+    """One line per row; with ``labels``, a first column naming each row's workload."""
     header = ["size", "bitsift", "time", "baseline (same run)", "time", "ratio", "goal", "met?"]
     body = []
-    for row in rows:
+    for number, row in enumerate(rows):
         cells = [
             row.size,
             row.subject,
@@ -268,8 +277,8 @@ def results_table(rows: list[Result], with_workload: bool = False) -> str:
             row.goal or "-",
             met_text(row),
         ]
-        body.append([row.workload, *cells] if with_workload else cells)
-    return markdown_table(["workload", *header] if with_workload else header, body)
+        body.append([labels[number], *cells] if labels else cells)
+    return markdown_table(["workload", *header] if labels else header, body)
 
 
 def details(rows: list[Result]) -> str:
@@ -368,6 +377,7 @@ def chart_for(run: Run, images: Path, output: Path) -> list[str]:
         if ref.subscriptions is not None:
             curves.setdefault(ref.label, []).append((ref.subscriptions, ref.microseconds))
     path = images / f"{name}.png"
+    notes: list[str] = []
     if name == "openamq":
         bars = [(f"{rows[0].baseline}\n(baseline)", rows[0].baseline_ns)] + [
             (row.subject, row.subject_ns) for row in rows
@@ -396,6 +406,19 @@ def chart_for(run: Run, images: Path, output: Path) -> list[str]:
         spark_rows = [row for row in rows if "bitsift_s" in row.extra]
         if not spark_rows:
             return []
+        by_count = sorted(
+            (count, float(row.extra["bitsift_s"]))
+            for row in spark_rows
+            if (count := plots.subscription_count(row)) is not None
+        )
+        if len(by_count) > 1 and by_count[0][1] > by_count[1][1]:
+            notes = [
+                f"bitsift's job at {by_count[0][0]:,} subscriptions took longer than at "
+                f"{by_count[1][0]:,}: it is the first full-size job of the Spark session (only a "
+                "300-row correctness check runs before it), so it likely pays part of Spark's "
+                "warm-up. Read the smallest size with that in mind.",
+                "",
+            ]
         plots.seconds_chart(
             spark_rows,
             path,
@@ -412,7 +435,7 @@ def chart_for(run: Run, images: Path, output: Path) -> list[str]:
         )
     else:
         return []
-    return [image(path, output, TITLES[name].replace("`", "")), ""]
+    return [image(path, output, TITLES[name].replace("`", "")), "", *notes]
 
 
 def memory_section(runs: dict[str, Run], images: Path, output: Path) -> list[str]:
@@ -552,13 +575,15 @@ def generate(
     ]
     lines += machine_section(runs)
     succeeded = {name: run for name, run in runs.items() if not run.error}
-    routing = [row for name, run in succeeded.items() if name != "parse" for row in run.rows]
+    routing = [
+        (name, row) for name, run in succeeded.items() if name != "parse" for row in run.rows
+    ]
     lines += [
         "## Summary",
         "",
         "Every routing workload's rows (the parser's own measures are in their section below).",
         "",
-        results_table(routing, with_workload=True),
+        results_table([row for _, row in routing], [LABELS.get(name, name) for name, _ in routing]),
         "",
     ]
     failed = {name: run for name, run in runs.items() if run.error}

@@ -92,6 +92,14 @@ DESCRIPTIONS = {
 }
 
 
+BUILD_KEYS = (
+    "build_us_per_subscription",
+    "index_build_us_per_subscription",
+    "build_us_per_filter",
+)
+"""Where workloads record the index build time per subscription, by the names they use."""
+
+
 @dataclass(frozen=True)
 class Reference:
     """A published figure drawn as a reference line: never measured in our runs."""
@@ -116,28 +124,31 @@ REFERENCES = (
         "REIN, C++ g++ -O2, one thread",
         210.0,
         20_000,
-        "shared/BENCHMARKS.md W2 anchors: 0.21 ms/event at 20k, measured on a machine like ours",
+        "bitsift's W2 workload definition (shared/BENCHMARKS.md): REIN (Qian et al., INFOCOM "
+        "2014) in compiled C++, measured on a machine like ours: 0.21 ms/event at 20k",
         "interval",
     ),
     Reference(
         "REIN, C++ g++ -O2, one thread",
         960.0,
         100_000,
-        "shared/BENCHMARKS.md W2 anchors: 0.96 ms/event at 100k",
+        "bitsift's W2 workload definition: REIN, same measurement, 0.96 ms/event at 100k",
         "interval",
     ),
     Reference(
         "counting algorithm, C++",
         500.0,
         20_000,
-        "shared/BENCHMARKS.md W2 anchors: 0.50 ms/event at 20k",
+        "bitsift's W2 workload definition: the counting baseline (Siena-style), same "
+        "measurement, 0.50 ms/event at 20k",
         "interval",
     ),
     Reference(
         "TAMA, C++, approximate (false positives)",
         79.0,
         20_000,
-        "shared/BENCHMARKS.md W2 anchors: 0.079 ms/event at 20k",
+        "bitsift's W2 workload definition: TAMA, same measurement, 0.079 ms/event at 20k; it "
+        "returns false positives, so it does less work than an exact matcher",
         "interval",
     ),
     Reference(
@@ -159,8 +170,8 @@ REFERENCES = (
         "paho MQTTMatcher: about 2 µs/topic",
         2.0,
         None,
-        "shared/BENCHMARKS.md W4: paho's trie on machines like ours (the trie is also measured "
-        "in this run: see the table)",
+        "bitsift's W4 workload definition (shared/BENCHMARKS.md): paho's trie on machines like "
+        "ours, a rough figure; the trie is also measured in this run (see the table)",
         "mqtt",
     ),
 )
@@ -450,46 +461,39 @@ def memory_section(runs: dict[str, Run], images: Path, output: Path) -> list[str
         "any smaller size run before it, so it is an upper bound.",
         "",
     ]
+    latest: dict[tuple[str, int | None], Result] = {}
+    for name, run in runs.items():
+        for row in run.rows:
+            if "peak_rss_mb" in row.extra:  # one line per index size: the last row measured
+                latest[(name, plots.subscription_count(row))] = row
     body = []
     series: dict[str, list[tuple[int, float, float]]] = {}
-    for run in runs.values():
-        for row in run.rows:
-            if "peak_rss_mb" not in row.extra:
-                continue
-            count = plots.subscription_count(row)
-            per_subscription = row.extra.get("index_bytes_per_subscription")
-            body.append(
-                [
-                    row.workload,
-                    row.size,
-                    row.subject,
-                    format_number(per_subscription)
-                    if per_subscription is not None
-                    else "not recorded",
-                    format_number(per_subscription * count / 2**20)
-                    if per_subscription is not None and count
-                    else "-",
-                    format_number(row.extra["peak_rss_mb"]),
-                    format_number(
-                        row.extra.get(
-                            "build_us_per_subscription", row.extra.get("build_us_per_filter", "")
-                        )
-                    )
-                    or "-",
-                ]
+    for (name, count), row in latest.items():
+        per_subscription = row.extra.get("index_bytes_per_subscription")
+        build = next((row.extra[key] for key in BUILD_KEYS if key in row.extra), None)
+        body.append(
+            [
+                LABELS.get(name, name),
+                format_number(count) if count else row.size,
+                format_number(per_subscription) if per_subscription is not None else "not recorded",
+                format_number(per_subscription * count / 2**20)
+                if per_subscription is not None and count
+                else "-",
+                format_number(row.extra["peak_rss_mb"]),
+                format_number(build) if build is not None else "not recorded",
+            ]
+        )
+        if per_subscription is not None and count:
+            series.setdefault(LABELS.get(name, name), []).append(
+                (count, float(per_subscription), float(row.extra["peak_rss_mb"]))
             )
-            if per_subscription is not None and count:
-                series.setdefault(row.workload, []).append(
-                    (count, float(per_subscription), float(row.extra["peak_rss_mb"]))
-                )
     if not body:
         return lines + ["No workload recorded its memory in this run.", ""]
     lines.append(
         markdown_table(
             [
                 "workload",
-                "size",
-                "measured",
+                "subscriptions",
                 "index bytes/subscription (traced)",
                 "index MiB (traced)",
                 "peak RSS MiB",

@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, reason in failures.items():
             print(f"  {name}: {reason}", file=sys.stderr)
         print(
-            "rerun one alone, with its traceback, by: python -m benchmarks --worker NAME",
+            "each failed workload's traceback is printed above; rerun one alone with "
+            f"`python -m benchmarks{' --full' if arguments.full else ''} NAME`",
             file=sys.stderr,
         )
         return 1

@@ -220,3 +220,20 @@ def test_large_indexes_match_in_bounded_slices(monkeypatch: pytest.MonkeyPatch) 
     matcher = BatchMatcher(index)
     assert matcher.match(rows, topics) == want
     assert matcher.match(pyarrow.Table.from_pylist(rows, schema=W3_PROPERTIES), topics) == want
+
+
+def test_huge_values_are_matched_but_not_remembered() -> None:
+    index = SubscriptionIndex(
+        [
+            Subscription(id="prefix", selector="a LIKE 'xy%'"),
+            Subscription(id="topic", topic="#.end"),
+        ]
+    )
+    matcher = BatchMatcher(index)
+    huge = "xy" + "z" * 5_000
+    topic = "w." * 2_000 + "end"
+    rows = [{"a": huge}, {"a": huge[1:]}]
+    assert matcher.match(rows, [topic, None]) == expected(index, rows, [topic, None])
+    remembered = [key for state in matcher._fields.values() for key in state.seen]
+    remembered += list(matcher._topic_classes.seen)
+    assert all(not isinstance(key, str) or len(key) <= 1024 for key in remembered)

@@ -80,6 +80,9 @@ _LONG_MAX = 2**63 - 1
 _CLASS_BYTES = 64 << 20
 """Packed class rows kept per field before the memory is dropped; a batch is also cut into slices
 that cannot create more than this many bytes of new class rows per field."""
+_LONGEST_CACHED = 1024
+"""Longer strings and topics are answered but not remembered, so that a stream of huge distinct
+values cannot fill memory (the count limit alone would allow 200,000 of any size)."""
 _MATRIX_WORDS = 1 << 19
 """64-bit words in one chunk's rows x columns bit matrix (4 MiB)."""
 _MISSING_KEY = ("missing",)
@@ -421,7 +424,9 @@ class BatchMatcher:
                     violated = FrozenBitMap(with_topic)
                 else:
                     violated = FrozenBitMap(with_topic - index._topics.match(topic))
-                code = seen[topic] = state.intern(violated)
+                code = state.intern(violated)
+                if topic is None or len(topic) <= _LONGEST_CACHED:
+                    seen[topic] = code
             codes[row] = code
         return codes
 
@@ -468,7 +473,9 @@ class BatchMatcher:
                 violated = FrozenBitMap(
                     BitMap.union(*(slot.violated(kind, normalised) for slot in lanes))
                 )
-            code = state.seen[key] = state.intern(violated)
+            code = state.intern(violated)
+            if not isinstance(key, str) or len(key) <= _LONGEST_CACHED:
+                state.seen[key] = code
         return code
 
     def _dictionary_codes(

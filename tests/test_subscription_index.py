@@ -231,3 +231,26 @@ class IndexMachine(RuleBasedStateMachine):
 
 TestIndexMachine = IndexMachine.TestCase
 TestIndexMachine.settings = settings(max_examples=60, stateful_step_count=25)
+
+
+def test_answers_stay_exact_when_the_column_universe_grows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cached per-field answers are complements against a universe of column numbers; growing it
+    (every 65,536 columns, here every 4) must drop them. Values repeat so that caches are used."""
+    import bitsift.index.subscriptions as module
+
+    monkeypatch.setattr(module, "_CHUNK", 4)
+    index = SubscriptionIndex()
+    subs: dict[str, Subscription] = {}
+    probes = [{"a": 1, "b": 5}, {"a": 2, "b": 5}, {"b": 1.5}, {"a": 1}]
+    for number in range(14):
+        sub = Subscription(
+            id=f"s{number}", selector=f"a = {number % 3} OR b > {number / 4}", topic=None
+        )
+        index.add(sub)
+        subs[sub.id] = sub
+        if number % 5 == 4:
+            index.remove("s0")
+            index.add(subs["s0"])
+        for message in probes:
+            assert set(index.match(message)) == expected_ids(subs, message, None)
+    assert len(index._universe) >= 16  # it grew several times

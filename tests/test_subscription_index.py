@@ -241,7 +241,7 @@ def test_answers_stay_exact_when_the_column_universe_grows(monkeypatch: pytest.M
     monkeypatch.setattr(module, "_CHUNK", 4)
     index = SubscriptionIndex()
     subs: dict[str, Subscription] = {}
-    probes = [{"a": 1, "b": 5}, {"a": 2, "b": 5}, {"b": 1.5}, {"a": 1}]
+    probes: list[dict[str, Any]] = [{"a": 1, "b": 5}, {"a": 2, "b": 5}, {"b": 1.5}, {"a": 1}]
     for number in range(14):
         sub = Subscription(
             id=f"s{number}", selector=f"a = {number % 3} OR b > {number / 4}", topic=None

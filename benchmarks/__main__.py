@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import subprocess
 import sys
 import time
@@ -84,7 +85,12 @@ def run_isolated(
             return [], str(header["error"])
         if returncode == 0:
             return rows, None
-    reason = f"the worker process exited with code {returncode} without writing its results"
+    if returncode < 0:
+        signal_name = signal.Signals(-returncode).name
+        hint = " (SIGKILL: out of memory?)" if signal_name == "SIGKILL" else ""
+        reason = f"the worker process was killed by {signal_name}{hint} before writing its results"
+    else:
+        reason = f"the worker process exited with code {returncode} without writing its results"
     elapsed = time.perf_counter() - started
     write_results(name, [], full, error=reason, seconds=elapsed, directory=directory)
     return [], reason

@@ -9,6 +9,7 @@ not measured, and plots that are real PNG files.
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -264,3 +265,14 @@ def test_report_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert report.main(arguments) == 0
     assert str(output) in capsys.readouterr().out
     assert "| 200 W3 selectors | parse (cached) | 800 ns |" in output.read_text()
+
+
+def test_a_worker_killed_by_a_signal_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def killed(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(command, -9)
+
+    monkeypatch.setattr(subprocess, "run", killed)
+    rows, failure = runner.run_isolated("parse", True, tmp_path, timeout=None)
+    assert rows == [] and failure is not None and "SIGKILL: out of memory?" in failure

@@ -182,26 +182,56 @@ def cost_chart(
     return _finish(figure, axes, path)
 
 
+MESSAGES = re.compile(r"(\d[\d,]*)\s*([kKM]?)\s*msgs\b")
+
+
+def message_count(result: Result) -> int | None:
+    """How many messages a row's job read, from ``extra["messages"]`` or its size text."""
+    recorded = result.extra.get("messages")
+    if isinstance(recorded, int) and not isinstance(recorded, bool):
+        return recorded
+    found = MESSAGES.search(result.size)
+    if found is None:
+        return None
+    number = int(found.group(1).replace(",", ""))
+    return number * {"": 1, "k": 1_000, "K": 1_000, "M": 1_000_000}[found.group(2)]
+
+
 def seconds_chart(rows: list[Result], path: Path, title: str) -> Path:
-    """W5: Spark job seconds against subscriptions, bitsift's route() and Spark SQL filters."""
+    """W5: Spark job seconds against subscriptions, bitsift's route() and Spark SQL filters.
+
+    Runs over different numbers of messages are separate lines (solid for the largest): their
+    times are not comparable with each other, only with their own baseline.
+    """
     pyplot = _pyplot()
     figure, axes = pyplot.subplots(figsize=(8, 6.5))
-    for name, key, marker in (("subject", "bitsift_s", "o"), ("baseline", "baseline_s", "s")):
-        points = sorted(
-            (count, float(row.extra[key]))
-            for row in rows
-            if (count := subscription_count(row)) is not None and key in row.extra
-        )
-        if not points:
-            continue
-        label = getattr(rows[0], name)
-        axes.plot(
-            [x for x, _ in points],
-            [y for _, y in points],
-            marker=marker,
-            linewidth=1.8,
-            label=f"{label}: measured",
-        )
+    groups: dict[int | None, list[Result]] = {}
+    for row in rows:
+        groups.setdefault(message_count(row), []).append(row)
+    order = sorted(groups, key=lambda count: count or 0, reverse=True)
+    for number, messages in enumerate(order):
+        group = groups[messages]
+        suffix = f", {count_label(messages)} messages" if messages else ""
+        for side, key, marker, color in (
+            ("subject", "bitsift_s", "o", "tab:blue"),
+            ("baseline", "baseline_s", "s", "tab:orange"),
+        ):
+            points = sorted(
+                (count, float(row.extra[key]))
+                for row in group
+                if (count := subscription_count(row)) is not None and key in row.extra
+            )
+            if not points:
+                continue
+            axes.plot(
+                [x for x, _ in points],
+                [y for _, y in points],
+                marker=marker,
+                color=color,
+                linestyle=("-", "--", ":")[number % 3],
+                linewidth=1.8,
+                label=f"{getattr(group[0], side)}{suffix}: measured",
+            )
     axes.set_xscale("log")
     axes.set_yscale("log")
     counts = [count for row in rows if (count := subscription_count(row)) is not None]

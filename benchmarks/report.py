@@ -417,24 +417,23 @@ def chart_for(run: Run, images: Path, output: Path) -> list[str]:
         spark_rows = [row for row in rows if "bitsift_s" in row.extra]
         if not spark_rows:
             return []
-        by_count = sorted(
-            (count, float(row.extra["bitsift_s"]))
-            for row in spark_rows
-            if (count := plots.subscription_count(row)) is not None
-        )
-        if len(by_count) > 1 and by_count[0][1] > by_count[1][1]:
-            notes = [
-                f"bitsift's job at {by_count[0][0]:,} subscriptions took longer than at "
-                f"{by_count[1][0]:,}: it is the first full-size job of the Spark session (only a "
-                "300-row correctness check runs before it), so it likely pays part of Spark's "
-                "warm-up. Read the smallest size with that in mind.",
-                "",
-            ]
-        plots.seconds_chart(
-            spark_rows,
-            path,
-            f"W5 spark: job time against subscriptions ({spark_rows[0].size.split(' x ')[0]})",
-        )
+        for messages in sorted({plots.message_count(row) for row in spark_rows}, key=str):
+            by_count = sorted(
+                (count, float(row.extra["bitsift_s"]))
+                for row in spark_rows
+                if (count := plots.subscription_count(row)) is not None
+                and plots.message_count(row) == messages
+            )
+            if len(by_count) > 1 and by_count[0][1] > by_count[1][1]:
+                notes += [
+                    f"bitsift's job at {by_count[0][0]:,} subscriptions"
+                    f"{f' over {messages:,} messages' if messages else ''} took longer than at "
+                    f"{by_count[1][0]:,}: it is the first full-size job of its Spark session "
+                    "(only a 300-row correctness check runs before it), so it likely pays part "
+                    "of Spark's warm-up. Read the smallest size with that in mind.",
+                    "",
+                ]
+        plots.seconds_chart(spark_rows, path, "W5 spark: Spark job time against subscriptions")
     elif name == "filter":
         rate_rows = [
             row for row in rows if plots.match_rate(row) is not None and "ZeroMQ" not in row.size

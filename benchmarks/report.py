@@ -227,6 +227,11 @@ def load_runs(directory: Path, prefer: str = "full") -> dict[str, Run]:
             for skipped in candidates
             if skipped is not run and skipped.error and skipped.mode == prefer
         ]
+        if prefer not in modes and "-" not in name:
+            notes.append(
+                f"No {prefer}-size run of this workload is in the results "
+                f"(`{name}.{prefer}.json`): this shows the {run.mode} sizes."
+            )
         chosen[name] = Run(name, run.header, run.rows, tuple(notes))
     for name in [name for name in chosen if "-" in name]:
         base = name.split("-", 1)[0]

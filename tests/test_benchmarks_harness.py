@@ -235,6 +235,7 @@ def test_report_from_synthetic_results(tmp_path: Path) -> None:
     # A workload's own extra measurement joins its section, marked.
     assert "100k msgs x 2000 subs" in text and "separate run" in text
     assert "## spark-100000" not in text
+    assert "No full-size run of this workload is in the results (`spark.full.json`)" in text
     # Published figures are labelled as such.
     assert "REIN" in text and "None of these was measured in our runs" in text
     assert "Memory" in text and "not recorded" in text

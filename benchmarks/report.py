@@ -284,7 +284,7 @@ def results_table(rows: list[Result], labels: list[str] | None = None) -> str:
     body = []
     for number, row in enumerate(rows):
         cells = [
-            row.size,
+            f"{row.size} (separate run)" if "separate_run" in row.extra else row.size,
             row.subject,
             format_ns(row.subject_ns),
             row.baseline,
@@ -552,6 +552,16 @@ def generate(
             f"no results in {results}: run `make bench` (or `make bench FULL=1`) first"
         )
     modes = sorted({run.mode for run in runs.values()})
+    quick_seconds = [
+        float(read_results(path)[0].get("seconds") or 0)
+        for name in ORDER
+        if (path := results / f"{name}.quick.json").exists()
+    ]
+    quick_time = (
+        f" ({sum(quick_seconds) / 60:.0f} min in the recorded run)"
+        if len(quick_seconds) == len(ORDER)
+        else ""
+    )
     lines = [
         "# Performance",
         "",
@@ -576,7 +586,7 @@ def generate(
         "Reproduce:",
         "",
         "```sh",
-        "make bench FULL=1   # full sizes; `make bench` runs the quick ones in a few minutes",
+        "make bench FULL=1   # the full sizes; `make bench` runs the quick ones" + quick_time,
         "make report         # rewrites this page and docs/img/*.png",
         "```",
         "",

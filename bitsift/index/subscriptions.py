@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from operator import itemgetter
 from typing import Any
 
 from pyroaring import BitMap, FrozenBitMap
@@ -304,12 +305,19 @@ class SubscriptionIndex:
         shared = self._shared
         if shared and columns.intersect(shared):
             table = self._table.by_number
-            ids = set(map(self._sole.__getitem__, columns - shared))
-            ids.discard(None)
+            ids = set(self._sole_ids(columns - shared))
             for number in columns & shared:
                 ids.update(table[number].subscribers)
-            return frozenset(ids)  # type: ignore[arg-type]
-        return frozenset(map(self._sole.__getitem__, columns))  # type: ignore[arg-type]
+            return frozenset(ids)
+        return frozenset(self._sole_ids(columns))
+
+    def _sole_ids(self, columns: BitMap) -> tuple[str, ...]:
+        """The subscriber of each column (none shared), fetched in one C call: a Python loop
+        over a bitmap cost half of the match at 100k subscriptions (600 ids per message)."""
+        numbers = columns.to_array()
+        if len(numbers) > 1:
+            return itemgetter(*numbers)(self._sole)  # type: ignore[no-any-return]
+        return tuple(map(self._sole.__getitem__, numbers))  # type: ignore[arg-type]
 
     def explain(self, subscription_id: str) -> str:
         """How the index sees one subscription's selector: a line per conjunction."""

@@ -464,7 +464,13 @@ class RangeIndex:
         lower = self._satisfied(self._lower, self._lower_unbounded, number)
         if lower is None:
             return BitMap()
-        upper = self._satisfied(self._upper, self._upper_unbounded, number)
+        upper_sides = self._upper
+        if not (upper_sides[0].size or upper_sides[1].size):
+            # No bounded upper end: every interval that can hold a value is unbounded above, so
+            # the lower side's answer is already the intersection (``qty > 5`` fields; saves a
+            # copy and two merges of the large unbounded set per query).
+            return lower
+        upper = self._satisfied(upper_sides, self._upper_unbounded, number)
         if upper is None:
             return BitMap()
         lower &= upper

@@ -29,7 +29,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Literal, TypeAlias
 
-from bitsift.selectors.ast import Node
+from bitsift.selectors.ast import Comparison, Node
 from bitsift.selectors.values import NoSelectorType, normalize
 
 __all__ = [
@@ -240,9 +240,20 @@ class Residual:
     node: Node
     want: bool
     _hash: int = dataclass_field(default=0, init=False, repr=False, compare=False)
+    operands: tuple[str, Node, int, Node, int] | None = dataclass_field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """For a comparison: its operator, and each operand with its hash. Residuals often share an
+    operand (``price * qty > 1000``, ``price * qty > 5000``), which the matcher then evaluates
+    once per message and compares many times."""
 
     def __post_init__(self) -> None:  # hashed once, as FieldTest is
         object.__setattr__(self, "_hash", hash((self.node, self.want)))
+        node = self.node
+        if isinstance(node, Comparison):
+            left, right = node.left, node.right
+            parts = (node.operator, left, hash(left), right, hash(right))
+            object.__setattr__(self, "operands", parts)
 
     def __hash__(self) -> int:
         return self._hash

@@ -219,11 +219,30 @@ class FieldIndex:
     def allowed(self, value: object) -> FrozenBitMap:
         """Every column of the universe except those whose test on this field (in any lane) the
         raw message value violates."""
+        return self._answer(self._entry(value))
+
+    def narrow(self, candidates: BitMap, value: object) -> None:
+        """Remove from ``candidates``, in place, the columns whose test on this field the raw
+        message value violates: ``candidates &= allowed(value)`` without building the answer.
+
+        An answer cached as its few satisfied columns is applied as
+        ``(candidates & open) | (candidates & satisfied)``: an in-place AND of two bitsets and
+        a small OR, instead of a fresh 8 KiB bitset per chunk for ``open | satisfied``."""
+        entry = self._entry(value)
+        if isinstance(entry, tuple):
+            kept = candidates & entry[0]
+            candidates &= self._open[0]  # type: ignore[index]
+            candidates |= kept
+        else:
+            candidates &= entry
+
+    def _entry(self, value: object) -> FrozenBitMap | tuple[FrozenBitMap]:
+        """The cached form of the answer for a raw value (computed and cached on a miss)."""
         kind, normalised = classify(value)
         if kind is Kind.STRING:
             key: object = normalised
             if len(normalised) > _LONGEST_CACHED_STRING:  # type: ignore[arg-type]
-                return self._answer(self._compute(kind, normalised))
+                return self._compute(kind, normalised)
         elif kind is Kind.NUMBER:
             key = self.bucket(normalised) if normalised == normalised else _NAN_KEY
         elif kind is Kind.BOOLEAN:
@@ -243,7 +262,7 @@ class FieldIndex:
                     evicted = cache.pop(next(iter(cache)))
                     self._bytes -= approximate_bytes(_bitmap_of(evicted))
                 cache[key] = entry
-        return self._answer(entry)
+        return entry
 
     def _answer(self, entry: FrozenBitMap | tuple[FrozenBitMap]) -> FrozenBitMap:
         if isinstance(entry, tuple):

@@ -36,13 +36,34 @@ from bitsift.index.normalize import MAX_CONJUNCTIONS, explain, to_dnf
 from bitsift.index.slots import FieldSlot
 from bitsift.index.topics import TopicIndex
 from bitsift.models import Subscription
-from bitsift.selectors.evaluate import evaluate
-from bitsift.selectors.values import lookup
+from bitsift.selectors.ast import Node
+from bitsift.selectors.evaluate import evaluate, truth, value_of
+from bitsift.selectors.values import Value, compare, lookup
 
 __all__ = ["SubscriptionIndex"]
 
 _CHUNK = 1 << 16
 """Columns per roaring container: the universe grows by whole chunks."""
+
+
+def _operand(
+    known: dict[int, list[tuple[Node, Value]]],
+    node: Node,
+    hashed: int,
+    properties: Mapping[str, Any],
+) -> Value:
+    """The value of one comparison operand, remembered in ``known`` for the rest of the message
+    (keyed by the node's precomputed hash, confirmed by equality)."""
+    entries = known.get(hashed)
+    if entries is None:
+        entries = known[hashed] = []
+    else:
+        for seen, value in entries:
+            if seen is node or seen == node:
+                return value
+    value = value_of(node, properties)
+    entries.append((node, value))
+    return value
 
 
 class SubscriptionIndex:
@@ -267,16 +288,17 @@ class SubscriptionIndex:
             candidates = BitMap(no_topic, optimize=False)
             if topic is not None:
                 candidates |= self._topics.match(topic)
-        for field, index in self._fields.items():
-            allowed = index.allowed(lookup(properties, field))
-            if candidates is None:
-                candidates = BitMap(allowed, optimize=False)
-            else:
-                candidates &= allowed
+        fields = iter(self._fields.items())
         if candidates is None:
-            candidates = BitMap(live)
-        else:
-            candidates &= live
+            first = next(fields, None)
+            if first is None:
+                return BitMap(live)
+            candidates = BitMap(first[1].allowed(lookup(properties, first[0])), optimize=False)
+        for field, index in fields:
+            if not candidates:
+                return candidates
+            index.narrow(candidates, lookup(properties, field))
+        candidates &= live
         if self._with_residuals and candidates:
             checked = candidates & self._with_residuals
             if checked:
@@ -290,13 +312,25 @@ class SubscriptionIndex:
         wanted; each distinct residual is evaluated once per message."""
         table = self._table.by_number
         answers: dict[int, bool] = {}  # by id(): equal residuals are one object (ColumnTable)
+        operands: dict[int, list[tuple[Node, Value]]] = {}  # each operand's value, by its hash
         for number in checked:
             for residual in table[number].residuals:
                 holds = answers.get(id(residual))
                 if holds is None:
-                    holds = answers[id(residual)] = (
-                        evaluate(residual.node, properties) is residual.want
-                    )
+                    parts = residual.operands
+                    if parts is None:
+                        verdict = evaluate(residual.node, properties)
+                    else:
+                        # Exactly what the evaluator does for a comparison, with each operand's
+                        # value computed once per message.
+                        verdict = truth(
+                            compare(
+                                parts[0],
+                                _operand(operands, parts[1], parts[2], properties),
+                                _operand(operands, parts[3], parts[4], properties),
+                            )
+                        )
+                    holds = answers[id(residual)] = verdict is residual.want
                 if not holds:
                     candidates.discard(number)
                     break

@@ -254,3 +254,48 @@ def test_answers_stay_exact_when_the_column_universe_grows(monkeypatch: pytest.M
         for message in probes:
             assert set(index.match(message)) == expected_ids(subs, message, None)
     assert len(index._universe) >= 16  # it grew several times
+
+
+RESIDUAL_OPERANDS = ["price * qty", "qty * price", "price", "price + 0", "qty - price"]
+RESIDUAL_RIGHTS = ["100", "100.0", "0.5", "qty * price", "-price"]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(RESIDUAL_OPERANDS),
+            st.sampled_from(["=", "<>", ">", "<=", ">="]),
+            st.sampled_from(RESIDUAL_RIGHTS),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.lists(messages(), max_size=4),
+)
+def test_residuals_sharing_operands_match_the_reference(
+    comparisons: list[tuple[str, str, str, bool]], batch: list[dict[str, Any]]
+) -> None:
+    """Residual comparisons whose operands repeat (each operand is evaluated once per message)
+    answer exactly as the evaluator, whatever the operands' values, types or absence; also with
+    no indexed field at all (only residuals), where the residual check must still run."""
+    subs = [
+        Subscription(
+            id=f"r{number}",
+            selector=f"{'NOT ' if negated else ''}({left} {operator} {right})",
+        )
+        for number, (left, operator, right, negated) in enumerate(comparisons)
+    ]
+    index = SubscriptionIndex(subs)
+    by_id = {sub.id: sub for sub in subs}
+    fixed: list[dict[str, Any]] = [
+        {"price": 20, "qty": 5},
+        {"price": 20.0, "qty": 5},
+        {"price": "20", "qty": 5},
+        {"price": None},
+        {"qty": 100},
+    ]
+    for message in [*batch, *fixed]:
+        for extra in ({}, {"price": message.get("price"), "qty": message.get("qty")}):
+            properties = {**message, **extra}
+            assert set(index.match(properties)) == expected_ids(by_id, properties, None)

@@ -292,8 +292,10 @@ class SubscriptionIndex:
         if candidates is None:
             first = next(fields, None)
             if first is None:
-                return BitMap(live)
-            candidates = BitMap(first[1].allowed(lookup(properties, first[0])), optimize=False)
+                candidates = BitMap(self._universe, optimize=False)
+            else:
+                field, index = first
+                candidates = BitMap(index.allowed(lookup(properties, field)), optimize=False)
         for field, index in fields:
             if not candidates:
                 return candidates

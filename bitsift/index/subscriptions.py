@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
@@ -341,10 +342,13 @@ class SubscriptionIndex:
         shared = self._shared
         if shared and columns.intersect(shared):
             table = self._table.by_number
-            ids = set(self._sole_ids(columns - shared))
-            for number in columns & shared:
-                ids.update(table[number].subscribers)
-            return frozenset(ids)
+            # One frozenset built straight from the parts (no intermediate set to copy).
+            return frozenset(
+                chain(
+                    self._sole_ids(columns - shared),
+                    *[table[number].subscribers for number in columns & shared],
+                )
+            )
         return frozenset(self._sole_ids(columns))
 
     def _sole_ids(self, columns: BitMap) -> tuple[str, ...]:

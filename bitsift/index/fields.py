@@ -223,18 +223,12 @@ class FieldIndex:
 
     def narrow(self, candidates: BitMap, value: object) -> None:
         """Remove from ``candidates``, in place, the columns whose test on this field the raw
-        message value violates: ``candidates &= allowed(value)`` without building the answer.
+        message value violates: ``candidates &= allowed(value)``.
 
-        An answer cached as its few satisfied columns is applied as
-        ``(candidates & open) | (candidates & satisfied)``: an in-place AND of two bitsets and
-        a small OR, instead of a fresh 8 KiB bitset per chunk for ``open | satisfied``."""
-        entry = self._entry(value)
-        if isinstance(entry, tuple):
-            kept = candidates & entry[0]
-            candidates &= self._open[0]  # type: ignore[index]
-            candidates |= kept
-        else:
-            candidates &= entry
+        An answer cached as its few satisfied columns is expanded (``open | satisfied``) before
+        the AND. Applying it as ``(candidates & open) | (candidates & satisfied)`` instead was
+        tried: no faster on W3 at 10k and 7% slower on W2, in same-process comparisons."""
+        candidates &= self._answer(self._entry(value))
 
     def _entry(self, value: object) -> FrozenBitMap | tuple[FrozenBitMap]:
         """The cached form of the answer for a raw value (computed and cached on a miss)."""

@@ -300,7 +300,7 @@ class SubscriptionIndex:
         for field, index in fields:
             if not candidates:
                 return candidates
-            index.narrow(candidates, lookup(properties, field))
+            candidates &= index.allowed(lookup(properties, field))
         candidates &= live
         if self._with_residuals and candidates:
             checked = candidates & self._with_residuals

@@ -17,15 +17,13 @@ second build) are reported too.
 
 from __future__ import annotations
 
-import gc
-import statistics
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-from benchmarks.harness import Result, peak_rss_mb, progress
+from benchmarks.harness import Result, ns_per_item, peak_rss_mb, progress
 from bitsift import Subscription, SubscriptionIndex
 from bitsift.samples import w3_messages, w3_subscriptions
 
@@ -44,25 +42,8 @@ T = TypeVar("T")
 def cpu_ns_per_item(
     function: Callable[[T], object], items: Sequence[T], repeats: int = 5, limit_s: float = 60.0
 ) -> float:
-    """Like :func:`benchmarks.harness.ns_per_item`, but in CPU time of this process.
-
-    The benchmark machines are shared: with other jobs running, wall-clock time counts the time
-    spent waiting for a core, which inflated a quick W3 run five-fold. CPU time does not, and both
-    bitsift and the baseline are measured the same way, so the ratio stays honest.
-    """
-    samples: list[float] = []
-    started = time.process_time()
-    for _ in range(repeats):
-        gc.disable()
-        begin = time.process_time_ns()
-        for item in items:
-            function(item)
-        elapsed = time.process_time_ns() - begin
-        gc.enable()
-        samples.append(elapsed / max(1, len(items)))
-        if time.process_time() - started > limit_s:
-            break
-    return statistics.median(samples)
+    """:func:`benchmarks.harness.ns_per_item` in CPU time of this process (W2 uses it too)."""
+    return ns_per_item(function, items, repeats, limit_s, cpu=True)
 
 
 def reference_ids(subscriptions: list[Subscription], message: Message) -> frozenset[str]:

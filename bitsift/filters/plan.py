@@ -384,6 +384,9 @@ class Stage:
         else:
             bounds = self.bounds
         if type(value) is Decimal:
+            # Compared as it is, never converted: Fraction(Decimal("1e999999999")) would build a
+            # billion-digit integer. Comparisons are exact whatever the context's precision;
+            # only a trapped FloatOperation could make one raise.
             with localcontext(_COMPARING):
                 position = bisect_left(bounds, value)
                 on_bound = position < len(bounds) and bounds[position] == value
@@ -393,24 +396,7 @@ class Stage:
         return 2 * position + on_bound  # odd: exactly on a boundary
 
     def _number(self, value: Any) -> int:
-        if value != value:
-            bucket = -1  # NaN: in no interval, equal to nothing
-        else:
-            if type(value) is float and self.float_bounds is not None:
-                bounds: list[Any] = self.float_bounds
-            else:
-                bounds = self.bounds
-            if type(value) is Decimal:
-                # Compared as it is, never converted: Fraction(Decimal("1e999999999")) would
-                # build a billion-digit integer. Comparisons are exact whatever the context's
-                # precision; only a trapped FloatOperation could make one raise.
-                with localcontext(_COMPARING):
-                    position = bisect_left(bounds, value)
-                    on_bound = position < len(bounds) and bounds[position] == value
-            else:
-                position = bisect_left(bounds, value)
-                on_bound = position < len(bounds) and bounds[position] == value
-            bucket = 2 * position + on_bound  # odd: exactly on a boundary
+        bucket = self._bucket(value)
         numbers = self.numbers
         found = numbers.get(bucket)
         if found is None:

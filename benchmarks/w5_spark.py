@@ -29,7 +29,7 @@ from benchmarks.harness import Result, peak_rss_mb
 from bitsift import SubscriptionIndex
 from bitsift.index.batch import BatchMatcher
 from bitsift.models import Subscription
-from bitsift.samples import w3_messages, w3_subscriptions, write_w3_messages
+from bitsift.samples import w3_arrow_schema, w3_messages, w3_subscriptions, write_w3_messages
 
 SCHEMA = (
     "id string, topic string, symbol string, exchange string, side string, price double, "
@@ -157,17 +157,7 @@ def batch_results(messages: int, subscriptions: int = 1_000) -> Result:
     pairs = list(w3_messages(messages, seed=58))
     rows = [properties for _, properties in pairs]
     topics: list[str | None] = [topic for topic, _ in pairs]
-    schema = pyarrow.schema(
-        [
-            ("symbol", pyarrow.string()),
-            ("exchange", pyarrow.string()),
-            ("side", pyarrow.string()),
-            ("price", pyarrow.float64()),
-            ("qty", pyarrow.int64()),
-            ("region", pyarrow.string()),
-            ("urgent", pyarrow.bool_()),
-        ]
-    )
+    schema = w3_arrow_schema(with_id_and_topic=False)
     table = pyarrow.Table.from_pylist(rows, schema=schema)
     batches = [(table.slice(i, 10_000), topics[i : i + 10_000]) for i in range(0, messages, 10_000)]
     matcher = BatchMatcher(index)

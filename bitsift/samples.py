@@ -42,6 +42,7 @@ __all__ = [
     "SIDES",
     "SYMBOL_COUNT",
     "symbols",
+    "w3_arrow_schema",
     "w3_messages",
     "w3_records",
     "w3_subscriptions",
@@ -158,6 +159,29 @@ def w3_records(count: int, seed: int = 0) -> Iterator[dict[str, Any]]:
     """
     for number, (topic, properties) in enumerate(w3_messages(count, seed)):
         yield {"id": f"m{number:07d}", "topic": topic, **properties}
+
+
+def w3_arrow_schema(*, with_id_and_topic: bool = True) -> Any:
+    """The Arrow schema of :func:`w3_records` (or of the properties alone), for tables and
+    Parquet files of W3 data. Imports pyarrow, which only the ``spark`` extra installs.
+
+    >>> w3_arrow_schema(with_id_and_topic=False).names
+    ['symbol', 'exchange', 'side', 'price', 'qty', 'region', 'urgent']
+    """
+    import pyarrow
+
+    fields = [
+        ("symbol", pyarrow.string()),
+        ("exchange", pyarrow.string()),
+        ("side", pyarrow.string()),
+        ("price", pyarrow.float64()),
+        ("qty", pyarrow.int64()),
+        ("region", pyarrow.string()),
+        ("urgent", pyarrow.bool_()),
+    ]
+    if with_id_and_topic:
+        fields = [("id", pyarrow.string()), ("topic", pyarrow.string()), *fields]
+    return pyarrow.schema(fields)
 
 
 def write_w3_messages(path: str | Path, count: int, seed: int = 0) -> Path:

@@ -20,22 +20,12 @@ from strategies import LONG_MAX, LONG_MIN, messages, selector_texts
 
 from bitsift import MessageError, Subscription, SubscriptionIndex
 from bitsift.index.batch import BatchMatcher
-from bitsift.samples import w3_messages, w3_subscriptions
+from bitsift.samples import w3_arrow_schema, w3_messages, w3_subscriptions
 
 AMQP_PATTERNS = ["a.*", "a.#", "#", "*.b", "a.b", "#.b", "a"]
 MQTT_PATTERNS = ["a/+", "a/#", "#", "+/b", "a/b"]
 TOPICS = [None, "a", "a.b", "b", "a.b.c", "x.b", "a/b", "a/c", ""]
-W3_PROPERTIES = pyarrow.schema(
-    [
-        ("symbol", pyarrow.string()),
-        ("exchange", pyarrow.string()),
-        ("side", pyarrow.string()),
-        ("price", pyarrow.float64()),
-        ("qty", pyarrow.int64()),
-        ("region", pyarrow.string()),
-        ("urgent", pyarrow.bool_()),
-    ]
-)
+W3_PROPERTIES = w3_arrow_schema(with_id_and_topic=False)
 
 
 @st.composite

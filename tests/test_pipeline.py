@@ -23,23 +23,16 @@ from test_batch_matcher import TOPICS, arrow_tables, subscription_sets
 from bitsift import Subscription, SubscriptionIndex
 from bitsift.pipeline import PipelineError, annotate, route, tag
 from bitsift.pipeline.session import java_version
-from bitsift.samples import w3_records, w3_subscriptions, write_w3_subscriptions
+from bitsift.samples import (
+    w3_arrow_schema,
+    w3_records,
+    w3_subscriptions,
+    write_w3_subscriptions,
+)
 
 pytestmark = pytest.mark.spark
 
-W3_SCHEMA = pyarrow.schema(
-    [
-        ("id", pyarrow.string()),
-        ("topic", pyarrow.string()),
-        ("symbol", pyarrow.string()),
-        ("exchange", pyarrow.string()),
-        ("side", pyarrow.string()),
-        ("price", pyarrow.float64()),
-        ("qty", pyarrow.int64()),
-        ("region", pyarrow.string()),
-        ("urgent", pyarrow.bool_()),
-    ]
-)
+W3_SCHEMA = w3_arrow_schema()
 
 
 @pytest.fixture(scope="module")

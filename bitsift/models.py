@@ -27,6 +27,7 @@ selector
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import (
@@ -39,6 +40,7 @@ from pydantic import (
     model_validator,
 )
 
+from bitsift.errors import TopicNameError
 from bitsift.selectors.parser import parse
 from bitsift.selectors.selector import Selector
 from bitsift.selectors.topics import TopicPattern
@@ -51,6 +53,20 @@ MAX_ID_LENGTH = 1024
 """Longest subscription id accepted, in characters: ids are keys in every result set."""
 MAX_CLIENT_LENGTH = 1024
 """Longest client reference accepted, in characters."""
+
+
+def _topic_pattern(text: str, syntax: TopicSyntax) -> TopicPattern:
+    """Parse a topic pattern once: the field validator checks it and the model keeps it, and
+    many subscriptions share a pattern. Patterns are immutable, so sharing one is safe; long ones
+    (MQTT allows 65,535 bytes) are not remembered, so the cache stays small whatever arrives."""
+    if len(text) > 1024:
+        return TopicPattern(text, syntax)
+    return _short_topic_pattern(text, syntax)
+
+
+@lru_cache(maxsize=4096)
+def _short_topic_pattern(text: str, syntax: TopicSyntax) -> TopicPattern:
+    return TopicPattern(text, syntax)
 
 
 class Subscription(BaseModel):
@@ -107,13 +123,13 @@ class Subscription(BaseModel):
     def _topic_parses(cls, text: str | None, info: ValidationInfo) -> str | None:
         syntax = info.data.get("topic_syntax")
         if text is not None and syntax is not None:
-            TopicPattern(text, syntax)  # raises TopicPatternError, a ValueError
+            _topic_pattern(text, syntax)  # raises TopicPatternError, a ValueError
         return text
 
     @model_validator(mode="after")
     def _keep_parsed(self) -> Subscription:
         if self.topic is not None:
-            self._topic = TopicPattern(self.topic, self.topic_syntax)
+            self._topic = _topic_pattern(self.topic, self.topic_syntax)
         self._selector = parse(self.selector or "")
         return self
 
@@ -137,8 +153,6 @@ class Subscription(BaseModel):
         ...     {"amount": 10}, topic="forex.usd")
         True
         """
-        from bitsift.errors import TopicNameError
-
         if self._topic is not None:
             if topic is None:
                 return False

@@ -79,6 +79,19 @@ def ns_per_item(
     return statistics.median(samples)
 
 
+def current_rss_bytes() -> int | None:
+    """Resident memory of this process now (Linux ``/proc``); None where that is not available.
+
+    The difference around one step is what the step kept, including memory C extensions such as
+    pyroaring allocate, which ``tracemalloc`` cannot see.
+    """
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize()
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process so far, in MiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -462,7 +462,10 @@ def memory_section(runs: dict[str, Run], images: Path, output: Path) -> list[str
         "`tracemalloc`; the bitmaps pyroaring allocates in C are **not** traced, so it is a lower "
         "bound. *Peak RSS* is the whole benchmark process at the end of that size (each workload "
         "runs in its own process), including the messages, the baseline's parsed selectors and "
-        "any smaller size run before it, so it is an upper bound.",
+        "any smaller size run before it, so it is an upper bound. *Index RSS bytes per "
+        "subscription*, where a workload records it, is the growth of the process's resident "
+        "memory across the build (after a garbage collection on both sides), so it includes "
+        "pyroaring's C memory.",
         "",
     ]
     latest: dict[tuple[str, int | None], Result] = {}
@@ -474,6 +477,7 @@ def memory_section(runs: dict[str, Run], images: Path, output: Path) -> list[str
     series: dict[str, list[tuple[int, float, float]]] = {}
     for (name, count), row in latest.items():
         per_subscription = row.extra.get("index_bytes_per_subscription")
+        rss_per_subscription = row.extra.get("index_rss_bytes_per_subscription")
         build = next((row.extra[key] for key in BUILD_KEYS if key in row.extra), None)
         body.append(
             [
@@ -483,6 +487,9 @@ def memory_section(runs: dict[str, Run], images: Path, output: Path) -> list[str
                 format_number(per_subscription * count / 2**20)
                 if per_subscription is not None and count
                 else "-",
+                format_number(rss_per_subscription)
+                if rss_per_subscription is not None
+                else "not recorded",
                 format_number(row.extra["peak_rss_mb"]),
                 format_number(build) if build is not None else "not recorded",
             ]
@@ -500,6 +507,7 @@ def memory_section(runs: dict[str, Run], images: Path, output: Path) -> list[str
                 "subscriptions",
                 "index bytes/subscription (traced)",
                 "index MiB (traced)",
+                "index RSS bytes/subscription",
                 "peak RSS MiB",
                 "build µs/subscription",
             ],

@@ -17,13 +17,14 @@ second build) are reported too.
 
 from __future__ import annotations
 
+import gc
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-from benchmarks.harness import Result, ns_per_item, peak_rss_mb, progress
+from benchmarks.harness import Result, current_rss_bytes, ns_per_item, peak_rss_mb, progress
 from bitsift import Subscription, SubscriptionIndex
 from bitsift.samples import w3_messages, w3_subscriptions
 
@@ -76,9 +77,18 @@ def run(full: bool) -> list[Result]:
     messages = list(w3_messages(MESSAGES, seed=2))
     for size in sizes:
         subscriptions = w3_subscriptions(size, seed=1)
+        gc.collect()
+        rss_before = current_rss_bytes()
         started = time.process_time()
         index = SubscriptionIndex(progress(subscriptions, size, f"W3 build {size:,}"))
         build_s = time.process_time() - started
+        gc.collect()
+        rss_after = current_rss_bytes()
+        rss_per_subscription = (
+            (rss_after - rss_before) / size
+            if rss_before is not None and rss_after is not None
+            else None
+        )
 
         def match(message: Message, index: SubscriptionIndex = index) -> frozenset[str]:
             return index.match(message[1], message[0])
@@ -112,6 +122,7 @@ def run(full: bool) -> list[Result]:
                     "matches_per_s": matches / len(messages) * 1e9 / warm,
                     "build_us_per_subscription": build_s * 1e6 / size,
                     "index_bytes_per_subscription": memory / size,
+                    "index_rss_bytes_per_subscription": rss_per_subscription,
                     "peak_rss_mb": peak_rss_mb(),
                     "columns": index.column_count,
                     "rfc003_ns": RFC003_NS,

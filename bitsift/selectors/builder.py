@@ -408,6 +408,12 @@ class Builder(Transformer[Token, Part]):
         name = token.value[1:-1].replace('""', '"')
         if not name:
             raise Problem("a property name in double quotes cannot be empty", _offset(token))
+        if "\x00" in name:
+            # No broker carries a NUL in a property name, and the index reserves names that
+            # start with one for values it computes (bitsift.index.subscriptions: derived fields).
+            raise Problem(
+                "a property name cannot contain the NUL character (\\x00)", _offset(token)
+            )
         return Part(Identifier(name), "unknown", _offset(token), plain_name=True)
 
     def string(self, children: list[Any]) -> Part:

@@ -235,10 +235,10 @@ TestIndexMachine.settings = settings(max_examples=60, stateful_step_count=25)
 
 def test_answers_stay_exact_when_the_column_universe_grows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cached per-field answers are complements against a universe of column numbers; growing it
-    (every 65,536 columns, here every 4) must drop them. Values repeat so that caches are used."""
+    (by at least 4,096 columns, here 4) must drop them. Values repeat so that caches are used."""
     import bitsift.index.subscriptions as module
 
-    monkeypatch.setattr(module, "_CHUNK", 4)
+    monkeypatch.setattr(module, "_STEP", 4)
     index = SubscriptionIndex()
     subs: dict[str, Subscription] = {}
     probes: list[dict[str, Any]] = [{"a": 1, "b": 5}, {"a": 2, "b": 5}, {"b": 1.5}, {"a": 1}]

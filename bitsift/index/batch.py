@@ -18,8 +18,10 @@ range buckets. :class:`BatchMatcher` exploits that:
    in chunks that keep the rows x columns bit matrix to a few MiB. The set bits left are the
    (row, column) candidates, found with ``nonzero``; columns map to their subscriptions.
 3. **Check residuals row by row**, only for the (row, column) candidates whose column has tests no
-   index can serve (arithmetic, comparisons between fields...). The reference evaluator decides
-   them on the row's own properties, exactly as :meth:`SubscriptionIndex.match` does.
+   index can serve (comparisons between fields, ...; an arithmetic expression compared with
+   constants is a derived field instead, whose values are computed row by row in step 1). The
+   reference evaluator decides them on the row's own properties, exactly as
+   :meth:`SubscriptionIndex.match` does.
 
 The result for every row is exactly ``index.match(row_properties, topic)``; the tests check that
 with hypothesis. Input is a ``pyarrow.RecordBatch`` or ``Table`` (one column per property,
@@ -56,7 +58,7 @@ from pyroaring import BitMap, FrozenBitMap
 
 from bitsift.errors import MessageError
 from bitsift.index.criteria import Equals, InRange, Kind, classify
-from bitsift.selectors.evaluate import evaluate
+from bitsift.selectors.evaluate import evaluate, value_of
 from bitsift.selectors.values import lookup
 
 if TYPE_CHECKING:
@@ -307,10 +309,20 @@ class BatchMatcher:
             state = self._topic_classes
             state.forget_if_large(self._words)
             states.append((state, self._topic_codes(state, row_count, topics)))
+        every_row: list[Mapping[str, Any]] | None = None
         for field, lanes in index._slots.items():
             state = self._fields[field]
             state.forget_if_large(self._words)
-            states.append((state, self._field_codes(state, lanes, column_of(field))))
+            expression = index._expressions.get(field)
+            if expression is None:
+                values = column_of(field)
+            else:
+                # A derived field (bitsift.index.derived): the expression's value on each row,
+                # by the reference evaluator, as SubscriptionIndex.match computes it.
+                if every_row is None:
+                    every_row = rows_of(numpy.arange(row_count))
+                values = [value_of(expression, row) for row in every_row]
+            states.append((state, self._field_codes(state, lanes, values)))
         words = self._words
         survivors_of_live = _packed(live, words)
         # Rows in chunks, so the rows x columns bit matrix stays a few MiB however many columns.

@@ -23,17 +23,22 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
+from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
-from itertools import chain
 from operator import itemgetter
 from typing import Any
 
 from pyroaring import BitMap, FrozenBitMap
 
 from bitsift.errors import MessageError, UnknownSubscriptionError
+from bitsift.index.bits import from_positions, positions, to_int
 from bitsift.index.columns import Column, ColumnTable
-from bitsift.index.fields import FieldIndex
+from bitsift.index.derived import Evaluator, compile_expression, derive
+from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, FieldIndex
 from bitsift.index.normalize import MAX_CONJUNCTIONS, explain, to_dnf
+from bitsift.index.results import EMPTY, Matches
 from bitsift.index.slots import FieldSlot
 from bitsift.index.topics import TopicIndex
 from bitsift.models import Subscription
@@ -43,8 +48,20 @@ from bitsift.selectors.values import Value, compare, lookup
 
 __all__ = ["SubscriptionIndex"]
 
-_CHUNK = 1 << 16
-"""Columns per roaring container: the universe grows by whole chunks."""
+_STEP = 4096
+"""The universe grows by at least this many columns (and by a quarter of itself) at a time."""
+_TOPIC_CACHE_BYTES = 8 * 1024 * 1024
+"""Bytes of per-topic starting sets (one integer each) kept between messages."""
+
+
+_Step = tuple[str, FieldIndex, dict[object, int], Evaluator | None, bool]
+"""One field of the match loop (see ``SubscriptionIndex._make_plan``)."""
+
+
+def _universe(size: int) -> FrozenBitMap:
+    """Every column number below ``size``, in bitset containers (``range`` would give run
+    containers, which make every intersection with them about ten times slower)."""
+    return FrozenBitMap(array("I", range(size)), optimize=False)
 
 
 def _operand(
@@ -106,11 +123,25 @@ class SubscriptionIndex:
         """By column number: its subscriber when it has exactly one (the common case)."""
         self._shared = BitMap()
         """Columns with two or more subscribers: their ids come from ``Column.subscribers``."""
-        self._universe = FrozenBitMap(range(_CHUNK))
-        """Every column number below a multiple of 65,536: the fields' answers are complements
-        against it, so they stay exact while columns come and go below it."""
-        self._no_topic: FrozenBitMap | None = None
-        """The universe minus the columns with a topic pattern: what a topic-less message allows."""
+        self._universe = _universe(_STEP)
+        """Every column number below a bound that grows with the columns: the fields' answers are
+        complements against it, so they stay exact while columns come and go below it."""
+        self._start: int | None = None
+        """The live columns without a topic pattern, as an integer (bits.py): where a message
+        without a topic starts (None: rebuild after a change)."""
+        self._topic_starts: dict[str, int] = {}
+        """Per topic, ``_start`` plus the columns whose pattern matches it (FIFO, bounded)."""
+        self._topic_bytes = 0
+        self._checked: tuple[int, int] | None = None
+        """``(columns with residuals, columns with several subscribers)`` as integers."""
+        self._expressions: dict[str, Node] = {}
+        """Each derived field's expression (:mod:`~bitsift.index.derived`), by derived name."""
+        self._plan: list[_Step] | None = None
+        """The fields in matching order, each with its expression if derived (None: rebuild)."""
+        self._pending: dict[int, weakref.ref[Matches]] = {}
+        """Results handed out and not yet read, by id() of their weak reference: resolved before
+        any change (results.py). Not a WeakSet: that would hash the results, and a result's hash
+        is its ids' (it equals a frozenset of them), which is the lookup this defers."""
         # A bulk load allocates hundreds of thousands of small objects and frees almost none, so
         # the cyclic garbage collector would rescan a growing heap again and again (half of the
         # build time at 10k subscriptions). The index makes no reference cycles, so the collector
@@ -133,9 +164,17 @@ class SubscriptionIndex:
             raise TypeError(
                 f"add() takes a bitsift.Subscription, not {type(subscription).__name__}"
             )
-        conjunctions = to_dnf(subscription.parsed_selector.ast, self._max_conjunctions)
+        conjunctions = []
+        expressions: dict[str, Node] = {}
+        for conjunction in to_dnf(subscription.parsed_selector.ast, self._max_conjunctions):
+            conjunction, found = derive(conjunction)
+            conjunctions.append(conjunction)
+            expressions.update(found)
         topic = subscription.parsed_topic
         with self._lock:
+            self._settle_pending()
+            for name, expression in expressions.items():
+                self._expressions.setdefault(name, expression)
             if subscription.id in self._subscriptions:
                 self._remove(subscription.id)
             self._subscriptions[subscription.id] = subscription
@@ -157,11 +196,13 @@ class SubscriptionIndex:
                 raise UnknownSubscriptionError(
                     f"no subscription with id {subscription_id!r} in this index"
                 )
+            self._settle_pending()
             self._remove(subscription_id)
 
     def remove_client(self, client: str) -> int:
         """Remove every subscription of one consumer (the RFC's *cancel*); returns how many."""
         with self._lock:
+            self._settle_pending()
             ids = list(self._by_client.get(client, ()))
             for subscription_id in ids:
                 self._remove(subscription_id)
@@ -192,6 +233,7 @@ class SubscriptionIndex:
         else:
             sole[number] = None
             self._shared.add(number)
+            self._checked = None
 
     def _unsubscribe(self, column: Column, subscription_id: str) -> None:
         subscribers = column.subscribers
@@ -201,6 +243,7 @@ class SubscriptionIndex:
         if len(subscribers) == 1:
             sole[number] = next(iter(subscribers))
             self._shared.discard(number)
+            self._checked = None
         elif not subscribers:
             sole[number] = None
             # Trim freed numbers at the end (a None there may also be a shared column: keep it).
@@ -211,50 +254,94 @@ class SubscriptionIndex:
     def _post(self, column: Column) -> None:
         number = column.number
         if number >= len(self._universe):
-            self._universe = FrozenBitMap(range((number // _CHUNK + 1) * _CHUNK))
-            self._no_topic = None
+            size = len(self._universe)
+            size += max(_STEP, size // 4)
+            self._universe = _universe(max(size, number + 1))
             for field in self._fields.values():
                 field.set_universe(self._universe)
         self._live.add(number)
+        self._changed()
         if column.residuals:
             self._with_residuals.add(number)
         if column.topic is not None:
             self._with_topic.add(number)
             self._topics.add(number, column.topic)
-            self._no_topic = None
         fields = self._fields
         for lane, test in column.field_tests:
             found = fields.get(test.field)
             if found is None:
                 found = fields[test.field] = FieldIndex(test.field, [], self._universe)
                 self._slots[test.field] = found.lanes
+                self._plan = None
             found.add(lane, number, test)
 
     def _unpost(self, column: Column) -> None:
         number = column.number
         self._live.discard(number)
+        self._changed()
         self._with_residuals.discard(number)
         if column.topic is not None:
             self._with_topic.discard(number)
             self._topics.remove(number)
-            self._no_topic = None
         fields = self._fields
         for lane, test in column.field_tests:
             field = fields[test.field]
             field.remove(lane, number, test)
             if not field:
                 del fields[test.field], self._slots[test.field]
+                self._expressions.pop(test.field, None)
+                self._plan = None
+
+    def _changed(self) -> None:
+        """Drop what is derived from the live columns (rebuilt at the next match)."""
+        self._start = None
+        self._checked = None
+        if self._topic_starts:
+            self._topic_starts.clear()
+            self._topic_bytes = 0
 
     # -- questions -----------------------------------------------------------------------------
 
-    def match(self, properties: Mapping[str, Any], topic: str | None = None) -> frozenset[str]:
-        """The ids of the subscriptions the message matches.
+    def match(self, properties: Mapping[str, Any], topic: str | None = None) -> Matches:
+        """The ids of the subscriptions the message matches, as a read-only set.
 
         A subscription with a topic pattern matches only a message with a topic the pattern
-        matches; its selector is then evaluated on ``properties``.
+        matches; its selector is then evaluated on ``properties``. The ids are looked up when the
+        result is first read (:class:`~bitsift.index.results.Matches`), but always as they were
+        at the match.
         """
         with self._lock:
-            return self._ids(self._matching_columns(properties, topic))
+            columns = self._matching_columns(properties, topic)
+            if not columns:
+                return EMPTY
+            result = Matches(self, columns)
+            reference = weakref.ref(result, self._drop_pending)
+            self._pending[id(reference)] = reference
+            return result
+
+    def _drop_pending(self, reference: weakref.ref[Matches]) -> None:
+        """A pending result was freed unread (weakref callback; dict.pop is atomic)."""
+        self._pending.pop(id(reference), None)
+
+    def _resolve(self, result: Matches) -> frozenset[str]:
+        """The ids of a pending result (see :mod:`bitsift.index.results`)."""
+        with self._lock:
+            ids = result._ids
+            if ids is None:
+                assert result._columns is not None
+                ids = self._ids(result._columns)
+                result._settle(ids)
+            return ids
+
+    def _settle_pending(self) -> None:
+        """Resolve every result not read yet, before a change moves the columns-to-ids tables."""
+        pending = self._pending
+        if pending:
+            for reference in list(pending.values()):
+                result = reference()
+                if result is not None and result._ids is None and result._columns is not None:
+                    result._settle(self._ids(result._columns))
+            pending.clear()
 
     def match_clients(
         self, properties: Mapping[str, Any], topic: str | None = None
@@ -271,52 +358,98 @@ class SubscriptionIndex:
                 if (client := subscriptions[subscription_id].client) is not None
             )
 
-    def _matching_columns(self, properties: Mapping[str, Any], topic: str | None) -> BitMap:
+    def _matching_columns(self, properties: Mapping[str, Any], topic: str | None) -> int:
+        """The matching columns as an integer (bit ``c``: column ``c``), under the lock."""
         if not isinstance(properties, Mapping):
             raise MessageError(
                 "message properties must be a mapping of names to values, "
                 f"not {type(properties).__name__}"
             )
-        # Hit counting as intersections: a column survives when every field allows it. The
-        # fields' answers are dense complements (bitset containers, cheap to AND); the sparse live
-        # set comes last, so no operation walks an array container.
-        live = self._live
-        candidates: BitMap | None = None
-        if self._with_topic:
-            no_topic = self._no_topic
-            if no_topic is None:
-                no_topic = self._no_topic = self._universe - self._with_topic
-            candidates = BitMap(no_topic, optimize=False)
-            if topic is not None:
-                candidates |= self._topics.match(topic)
-        fields = iter(self._fields.items())
+        # Hit counting as intersections: a column survives when every field allows it. Start
+        # from the live columns without a topic pattern plus those whose pattern the topic
+        # matches, then AND each field's answer for the message's value.
+        candidates = self._start
         if candidates is None:
-            first = next(fields, None)
-            if first is None:
-                candidates = BitMap(self._universe, optimize=False)
+            candidates = self._start = to_int(self._live - self._with_topic)
+        if topic is not None and self._with_topic:
+            candidates = self._topic_start(topic, candidates)
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = self._make_plan()
+        # The hot loop, inlined: for the common values (a str, or an int or float that is not
+        # NaN) the cached answer is found here with one dict lookup, after one bisection for a
+        # number; anything else, and every miss, goes through FieldIndex.answer.
+        plain = type(properties) is dict  # dict.get cannot fail; any other mapping might
+        value: object
+        for field, index, cache, compute, dotted in plan:
+            if compute is not None:
+                value = compute(properties)
+            elif plain and not dotted:
+                value = properties.get(field)
             else:
-                field, index = first
-                candidates = BitMap(index.allowed(lookup(properties, field)), optimize=False)
-        for field, index in fields:
-            if not candidates:
-                return candidates
-            candidates &= index.allowed(lookup(properties, field))
-        candidates &= live
-        if self._with_residuals and candidates:
-            checked = candidates & self._with_residuals
-            if checked:
-                self._check_residuals(candidates, checked, properties)
+                value = lookup(properties, field)
+            kind = type(value)
+            answer = None
+            if kind is str:
+                answer = cache.get(value)
+            elif value is None:
+                answer = cache.get(_MISSING_KEY)
+            elif kind is bool:
+                answer = cache.get(_TRUE_KEY if value else _FALSE_KEY)
+            elif kind is int or kind is float:
+                ordered = index._sorted
+                if ordered is not None and value == value:
+                    place = bisect_right(ordered, value)
+                    answer = cache.get(
+                        2 * place - 1 if place and ordered[place - 1] == value else 2 * place
+                    )
+            if answer is None:
+                answer = index.answer(value)
+            candidates &= answer
+        if candidates:
+            checked = self._checked
+            if checked is None:
+                checked = self._checked = (to_int(self._with_residuals), to_int(self._shared))
+            residual = candidates & checked[0]
+            if residual:
+                candidates = self._check_residuals(candidates, residual, properties)
         return candidates
 
-    def _check_residuals(
-        self, candidates: BitMap, checked: BitMap, properties: Mapping[str, Any]
-    ) -> None:
-        """Drop the candidates whose residual tests the reference evaluator does not find as
-        wanted; each distinct residual is evaluated once per message."""
+    def _topic_start(self, topic: str, start: int) -> int:
+        """``start`` plus the columns whose topic pattern matches ``topic``, remembered."""
+        found = self._topic_starts.get(topic)
+        if found is None:
+            found = start | to_int(self._topics.match(topic))
+            if len(topic) <= 1024:
+                cache = self._topic_starts
+                size = (len(self._universe) + 7) // 8 + 120
+                self._topic_bytes += size
+                while self._topic_bytes > _TOPIC_CACHE_BYTES and cache:
+                    del cache[next(iter(cache))]
+                    self._topic_bytes -= size
+                cache[topic] = found
+        return found
+
+    def _make_plan(self) -> list[_Step]:
+        """The fields in matching order: each with its FieldIndex, the index's answer cache (the
+        same dict for the index's lifetime), the compiled expression of a derived field, and
+        whether the name has a dot (a nested lookup)."""
+        plan = []
+        for field, index in self._fields.items():
+            expression = self._expressions.get(field)
+            compute = None if expression is None else compile_expression(expression)
+            plan.append((field, index, index._cache, compute, "." in field))
+        return plan
+
+    def _check_residuals(self, candidates: int, checked: int, properties: Mapping[str, Any]) -> int:
+        """``candidates`` without the columns whose residual tests the reference evaluator does
+        not find as wanted (``checked``: the candidates that have some); each distinct residual
+        is evaluated once per message."""
         table = self._table.by_number
         answers: dict[int, bool] = {}  # by id(): equal residuals are one object (ColumnTable)
         operands: dict[int, list[tuple[Node, Value]]] = {}  # each operand's value, by its hash
-        for number in checked:
+        rejected = []
+        for number in positions(checked):
             for residual in table[number].residuals:
                 holds = answers.get(id(residual))
                 if holds is None:
@@ -335,29 +468,31 @@ class SubscriptionIndex:
                         )
                     holds = answers[id(residual)] = verdict is residual.want
                 if not holds:
-                    candidates.discard(number)
+                    rejected.append(number)
                     break
+        if rejected:
+            candidates &= ~from_positions(rejected)
+        return candidates
 
-    def _ids(self, columns: BitMap) -> frozenset[str]:
-        shared = self._shared
-        if shared and columns.intersect(shared):
+    def _ids(self, columns: int) -> frozenset[str]:
+        """The subscription ids of the columns (called by ``Matches`` when first read)."""
+        numbers = positions(columns)
+        sole = self._sole
+        checked = self._checked
+        shared = to_int(self._shared) if checked is None else checked[1]
+        if shared and columns & shared:
             table = self._table.by_number
-            # One frozenset built straight from the parts (no intermediate set to copy).
-            return frozenset(
-                chain(
-                    self._sole_ids(columns - shared),
-                    *[table[number].subscribers for number in columns & shared],
-                )
-            )
-        return frozenset(self._sole_ids(columns))
-
-    def _sole_ids(self, columns: BitMap) -> tuple[str, ...]:
-        """The subscriber of each column (none shared), fetched in one C call: a Python loop
-        over a bitmap cost half of the match at 100k subscriptions (600 ids per message)."""
-        numbers = columns.to_array()
+            ids: set[str] = set()
+            for number in numbers:
+                subscriber = sole[number]
+                if subscriber is None:
+                    ids.update(table[number].subscribers)
+                else:
+                    ids.add(subscriber)
+            return frozenset(ids)
         if len(numbers) > 1:
-            return itemgetter(*numbers)(self._sole)  # type: ignore[no-any-return]
-        return tuple(map(self._sole.__getitem__, numbers))  # type: ignore[arg-type]
+            return frozenset(itemgetter(*numbers)(sole))
+        return frozenset(map(sole.__getitem__, numbers))  # type: ignore[arg-type]
 
     def explain(self, subscription_id: str) -> str:
         """How the index sees one subscription's selector: a line per conjunction."""

@@ -1,0 +1,187 @@
+"""The match loop's fast paths against their references.
+
+* integer column sets (bitsift/index/bits.py) against roaring bitmaps, both ways;
+* derived fields (bitsift/index/derived.py): a compiled expression against ``value_of``, and an
+  index whose arithmetic comparisons became field tests against the reference evaluator;
+* the lazily resolved result (bitsift/index/results.py): a snapshot, however late it is read.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyroaring import BitMap
+from strategies import _numeric, messages
+
+from bitsift import Subscription, SubscriptionIndex, parse
+from bitsift.errors import SelectorSyntaxError
+from bitsift.index.bits import from_positions, positions, to_bitmap, to_int
+from bitsift.index.derived import PREFIX, compile_expression
+from bitsift.index.results import Matches
+from bitsift.selectors.evaluate import value_of
+
+# -- integers as column sets -------------------------------------------------------------------
+
+column_lists = st.lists(
+    st.one_of(st.integers(0, 200), st.integers(0, 300_000), st.integers(65_000, 66_000)),
+    max_size=300,
+)
+
+
+@given(
+    column_lists,
+    st.booleans(),
+    st.one_of(st.none(), st.tuples(st.integers(0, 200_000), st.integers(0, 70_000))),
+)
+def test_roaring_to_int_and_back(columns: list[int], optimise: bool, run: Any) -> None:
+    bitmap = BitMap(columns)
+    if run is not None:  # a long run of columns: bitset or run containers
+        bitmap.add_range(run[0], run[0] + run[1])
+    if optimise:
+        bitmap.run_optimize()
+    number = to_int(bitmap)
+    assert number == sum(1 << column for column in bitmap)
+    assert positions(number) == list(bitmap)
+    assert to_bitmap(number) == bitmap
+    assert from_positions(list(bitmap)) == number
+
+
+def test_positions_of_dense_and_sparse_integers() -> None:
+    assert positions(0) == [] and positions(1) == [0] and positions(1 << 64) == [64]
+    everything = (1 << 20_000) - 1  # past the word count where numpy unpacks the bits
+    assert positions(everything) == list(range(20_000))
+    assert positions(everything ^ (1 << 777)) == [n for n in range(20_000) if n != 777]
+
+
+# -- derived fields ----------------------------------------------------------------------------
+
+
+def same_value(left: Any, right: Any) -> bool:
+    if isinstance(left, float) and isinstance(right, float) and math.isnan(left):
+        return math.isnan(right)
+    return type(left) is type(right) and left == right
+
+
+@given(_numeric(3), messages())
+def test_a_compiled_expression_is_value_of(expression: Any, message: dict[str, Any]) -> None:
+    assert same_value(compile_expression(expression)(message), value_of(expression, message))
+
+
+ARITHMETIC = st.sampled_from(["price * a", "a + b", "-price", "price / a", "(a - 1) * 2", "a"])
+LITERALS = st.sampled_from(["0", "1", "2.5", "-1", "100000", "1e308", "0.0", "-0.0"])
+
+
+@st.composite
+def arithmetic_selectors(draw: st.DrawFn) -> str:
+    expression, literal = draw(ARITHMETIC), draw(LITERALS)
+    shape = draw(st.integers(0, 5))
+    if shape == 0:
+        text = f"{expression} {draw(st.sampled_from(['=', '<>', '<', '<=', '>', '>=']))} {literal}"
+    elif shape == 1:
+        text = f"{literal} {draw(st.sampled_from(['<', '>=']))} {expression}"
+    elif shape == 2:
+        text = f"{expression} BETWEEN {literal} AND {draw(LITERALS)}"
+    elif shape == 3:
+        text = f"{expression} NOT BETWEEN {literal} AND {draw(LITERALS)}"
+    elif shape == 4:
+        text = f"NOT ({expression} > {literal})"
+    else:
+        text = f"{expression} > {literal} AND b IS NOT NULL"
+    return text
+
+
+@settings(max_examples=150)
+@given(st.lists(arithmetic_selectors(), min_size=1, max_size=6), st.lists(messages(), max_size=5))
+def test_derived_fields_match_like_the_evaluator(
+    texts: list[str], batch: list[dict[str, Any]]
+) -> None:
+    subscriptions = [Subscription(id=f"s{n}", selector=text) for n, text in enumerate(texts)]
+    index = SubscriptionIndex(subscriptions)
+    for message in [*batch, *batch]:  # the second pass answers from the caches
+        want = {sub.id for sub in subscriptions if sub.parsed_selector.matches(message)}
+        assert set(index.match(message)) == want, message
+
+
+def test_an_arithmetic_comparison_is_indexed_not_evaluated() -> None:
+    index = SubscriptionIndex(
+        [
+            Subscription(id="big", selector="price * qty > 100000 AND side = 'buy'"),
+            Subscription(id="not-big", selector="NOT (price * qty > 100000)"),
+            Subscription(id="pair", selector="price < qty"),  # two fields: stays a residual
+        ]
+    )
+    derived = [field for field in index._fields if field.startswith(PREFIX)]
+    assert derived == [PREFIX + "(price * qty)"]
+    assert len(index._with_residuals) == 1  # only "pair"
+    assert set(index.match({"price": 500, "qty": 300, "side": "buy"})) == {"big"}
+    assert set(index.match({"price": 2, "qty": 3})) == {"not-big", "pair"}
+    assert set(index.match({"qty": 3})) == set()  # price missing: UNKNOWN either way
+
+
+def test_a_property_name_cannot_hold_nul() -> None:
+    with pytest.raises(SelectorSyntaxError, match="NUL"):
+        parse('"\x00(price * qty)" > 5')
+
+
+# -- lazily resolved results -------------------------------------------------------------------
+
+
+def test_a_result_read_after_changes_reports_the_match_time() -> None:
+    index = SubscriptionIndex([Subscription(id=f"s{n}", selector=f"a > {n}") for n in range(5)])
+    early = index.match({"a": 3})
+    also = index.match({"a": 10})
+    index.remove("s0")
+    index.add(Subscription(id="s0", selector="a < 0"))  # the same column number, reused
+    index.add(Subscription(id="new", selector="a > 0"))
+    index.remove_client("nobody")
+    assert early == {"s0", "s1", "s2"} and also == frozenset({"s0", "s1", "s2", "s3", "s4"})
+    assert index.match({"a": 3}) == {"s1", "s2", "new"}
+
+
+def test_a_result_is_a_set() -> None:
+    index = SubscriptionIndex(
+        [
+            Subscription(id="x", selector="a = 1", client="c"),
+            Subscription(id="y", selector="a = 1 OR b = 1"),  # two columns, one id
+            Subscription(id="z", selector="a = 1"),  # shares x's column
+        ]
+    )
+    found = index.match({"a": 1, "b": 1})
+    assert isinstance(found, Matches)
+    assert len(found) == 3 and "y" in found and "w" not in found and bool(found)
+    assert found == {"x", "y", "z"} and {"x", "y", "z"} == found and found != {"x"}
+    assert hash(found) == hash(frozenset({"x", "y", "z"}))
+    assert found | {"w"} == {"w", "x", "y", "z"} and found - {"x"} == {"y", "z"}
+    assert sorted(found) == ["x", "y", "z"] and repr(found) == "Matches({'x', 'y', 'z'})"
+    assert pickle.loads(pickle.dumps(found)) == frozenset({"x", "y", "z"})
+    nothing = index.match({"a": 2})
+    assert not nothing and len(nothing) == 0 and nothing == set()
+    assert index.match_clients({"a": 1}) == {"c"}
+
+
+def test_results_resolve_safely_while_another_thread_changes_the_index() -> None:
+    index = SubscriptionIndex([Subscription(id=f"s{n}", selector=f"a >= {n}") for n in range(50)])
+    results = [(n, index.match({"a": n})) for n in range(50)]
+    stop = threading.Event()
+
+    def churn() -> None:
+        number = 0
+        while not stop.is_set():
+            index.remove(f"s{number % 50}")
+            index.add(Subscription(id=f"s{number % 50}", selector="a < 0"))
+            number += 1
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        for n, found in results:
+            assert found == {f"s{m}" for m in range(n + 1)}
+    finally:
+        stop.set()
+        worker.join(timeout=30)

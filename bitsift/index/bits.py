@@ -32,7 +32,7 @@ from typing import Any
 
 from pyroaring import BitMap, FrozenBitMap
 
-__all__ = ["to_int", "positions", "from_positions", "to_bitmap"]
+__all__ = ["to_int", "positions", "position_array", "from_positions", "to_bitmap"]
 
 _NO_RUNS = 12346
 _WITH_RUNS = 12347
@@ -141,6 +141,18 @@ def positions(bits: int) -> list[int]:
             found.append(base + low.bit_length() - 1)
             word ^= low
     return found
+
+
+def position_array(bits: int) -> Any:
+    """:func:`positions` as a numpy ``int64`` array (no Python int per bit: for gathering)."""
+    import numpy
+
+    if not bits:
+        return numpy.zeros(0, numpy.int64)
+    words = numpy.frombuffer(bits.to_bytes((bits.bit_length() + 63) // 64 * 8, "little"), "<u8")
+    nonzero = words.nonzero()[0]
+    hits = numpy.unpackbits(words[nonzero].view(numpy.uint8), bitorder="little").nonzero()[0]
+    return (nonzero[hits >> 6] << 6) | (hits & 63)
 
 
 def to_bitmap(bits: int) -> FrozenBitMap:

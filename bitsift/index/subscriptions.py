@@ -27,13 +27,12 @@ import weakref
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
-from operator import itemgetter
 from typing import Any
 
 from pyroaring import BitMap, FrozenBitMap
 
 from bitsift.errors import MessageError, UnknownSubscriptionError
-from bitsift.index.bits import from_positions, positions, to_int
+from bitsift.index.bits import from_positions, position_array, positions, to_int
 from bitsift.index.columns import Column, ColumnTable
 from bitsift.index.derived import Evaluator, compile_expression, derive
 from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, FieldIndex
@@ -120,6 +119,9 @@ class SubscriptionIndex:
         self._fields: dict[str, FieldIndex] = {}
         """Each tested field's lanes again (the same lists), with boundaries and answer cache."""
         self._sole: list[str | None] = []
+        self._names: Any = None
+        """``_sole`` again as a numpy object array, for gathering a result's ids in one call;
+        built at the first read of a result, then kept in step (None: rebuild)."""
         """By column number: its subscriber when it has exactly one (the common case)."""
         self._shared = BitMap()
         """Columns with two or more subscribers: their ids come from ``Column.subscribers``."""
@@ -234,6 +236,7 @@ class SubscriptionIndex:
             sole[number] = None
             self._shared.add(number)
             self._checked = None
+        self._rename(number)
 
     def _unsubscribe(self, column: Column, subscription_id: str) -> None:
         subscribers = column.subscribers
@@ -250,6 +253,17 @@ class SubscriptionIndex:
             shared = self._shared
             while sole and sole[-1] is None and len(sole) - 1 not in shared:
                 sole.pop()
+        if number < len(sole):
+            self._rename(number)
+
+    def _rename(self, number: int) -> None:
+        """Keep ``_names`` in step with ``_sole[number]``."""
+        names = self._names
+        if names is not None:
+            if number < len(names):
+                names[number] = self._sole[number]
+            else:
+                self._names = None
 
     def _post(self, column: Column) -> None:
         number = column.number
@@ -476,23 +490,27 @@ class SubscriptionIndex:
 
     def _ids(self, columns: int) -> frozenset[str]:
         """The subscription ids of the columns (called by ``Matches`` when first read)."""
-        numbers = positions(columns)
         sole = self._sole
         checked = self._checked
         shared = to_int(self._shared) if checked is None else checked[1]
         if shared and columns & shared:
             table = self._table.by_number
             ids: set[str] = set()
-            for number in numbers:
+            for number in positions(columns):
                 subscriber = sole[number]
                 if subscriber is None:
                     ids.update(table[number].subscribers)
                 else:
                     ids.add(subscriber)
             return frozenset(ids)
-        if len(numbers) > 1:
-            return frozenset(itemgetter(*numbers)(sole))
-        return frozenset(map(sole.__getitem__, numbers))  # type: ignore[arg-type]
+        names = self._names
+        if names is None:
+            import numpy
+
+            names = self._names = numpy.empty(len(sole) + len(sole) // 4 + 64, object)
+            names[: len(sole)] = sole
+        found: list[str] = names[position_array(columns)].tolist()
+        return frozenset(found)
 
     def explain(self, subscription_id: str) -> str:
         """How the index sees one subscription's selector: a line per conjunction."""

@@ -15,10 +15,29 @@ Distributing AND over OR can multiply terms, so each node's DNF is capped
 (:data:`MAX_CONJUNCTIONS`): a node whose expansion would exceed the cap becomes a single
 :class:`~bitsift.index.criteria.Residual` test that the reference evaluator decides. The cap
 trades index precision for bounded memory; results stay exact either way.
+
+Building an index normalises every subscription, so this runs once per subscription and its cost
+is most of the build. Three things keep it cheap without changing a single result:
+
+* One bottom-up pass. Each node reports its DNF *and* whether it reads no message property, so a
+  constant ``AND``/``OR`` is decided from its operands (Kleene logic) instead of by re-walking it.
+* Leaves (``symbol = 'IBM'``, ``side = 'buy'``, ...) recur across thousands of subscriptions, so
+  the result of each small leaf is remembered, keyed by a flat tuple of its names and values
+  (hashed and compared in C, unlike the syntax nodes). The cache is bounded for untrusted
+  selectors: :data:`LEAF_CACHE_LIMIT` leaves per polarity, none heavier than
+  :data:`LEAF_CACHE_MAX_WEIGHT` (heavier ones are simply not remembered), about 21 MiB at worst.
+  Threads share it safely: a lookup or an insertion is one dictionary operation, atomic in
+  CPython, and emptying it when full only costs recomputation.
+* Conjunctions are sorted canonically by the text of their atoms, which is slow to produce. When
+  every atom is a field test on a different field whose name has no space or control character,
+  that order is exactly the order of the field names (each atom's text is its field name, a space,
+  then the rest), so the text is never built.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Hashable, Iterable, Sequence
 from itertools import product
 
 from bitsift.index.criteria import (
@@ -30,6 +49,7 @@ from bitsift.index.criteria import (
     InRange,
     Key,
     Kind,
+    Missing,
     OfType,
     Residual,
     classify,
@@ -56,19 +76,42 @@ from bitsift.selectors.ast import (
 from bitsift.selectors.evaluate import evaluate, identifiers
 from bitsift.selectors.like import compile_like
 
-__all__ = ["Conjunction", "MAX_CONJUNCTIONS", "to_dnf", "explain"]
+__all__ = [
+    "Conjunction",
+    "MAX_CONJUNCTIONS",
+    "LEAF_CACHE_LIMIT",
+    "LEAF_CACHE_MAX_WEIGHT",
+    "to_dnf",
+    "explain",
+    "clear_caches",
+]
 
 Conjunction = tuple[Atom, ...]
 """Atoms that must all hold, sorted canonically so that equal conjunctions compare equal."""
 DNF = list[Conjunction]
+_Terms = tuple[Conjunction, ...]
+_Result = tuple[_Terms, bool]
+"""A node's conjunctions, and whether the node reads no message property (a constant)."""
 
 MAX_CONJUNCTIONS = 64
 """Most conjunctions one node may expand to before it is checked as a residual instead."""
+LEAF_CACHE_LIMIT = 1 << 12
+"""Leaves remembered per polarity (TRUE, FALSE) before the cache is emptied and starts again."""
+LEAF_CACHE_MAX_WEIGHT = 128
+"""Heaviest leaf remembered, in :func:`_leaf_weight` units: eight per syntax node (an ``IN`` item
+is one) plus one per character of names, strings and patterns. ``symbol = 'IBM'`` weighs about
+33, a W3 ``IN`` of four symbols 70; an ``IN`` of 15 numbers or more is never remembered. Filled
+with the heaviest leaves it remembers, the cache holds about 21 MiB for both polarities together
+(measured with tracemalloc); the atom-order cache adds at most 4,096 texts of 128 characters."""
+_NODE_WEIGHT = 8
+_ORDER_CACHE_LIMIT = 1 << 12
+_ORDER_CACHE_MAX_TEXT = 128
 
-_UNSEEN: DNF = []
-_ALWAYS: DNF = [()]
-_NEVER: DNF = []
+_ALWAYS: _Terms = ((),)
+_NEVER: _Terms = ()
 _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_LOGICAL = frozenset([And, Or, Not])
+_LITERALS = (StringLiteral, IntegerLiteral, FloatLiteral, BooleanLiteral)
 _VALUE_NODES = (
     Identifier,
     StringLiteral,
@@ -78,6 +121,15 @@ _VALUE_NODES = (
     Negate,
     Arithmetic,
 )
+
+_LEAF_CACHES: tuple[dict[Hashable, _Result], dict[Hashable, _Result]] = ({}, {})
+"""Leaf results for ``want`` FALSE (index 0) and TRUE (index 1); see the module docstring."""
+_ORDER_CACHE: dict[Atom, tuple[int, str]] = {}
+_PLAIN_NAMES: set[str] = set()
+"""Field names known to hold no space or control character (see :func:`_conjoin`)."""
+_PLAIN_NAMES_LIMIT = 1 << 15
+_PLAIN_NAME_MAX_LENGTH = 256
+_SPACE_OR_CONTROL = re.compile(r"[\x00- ]")
 
 
 def to_dnf(node: Node | None, max_conjunctions: int = MAX_CONJUNCTIONS) -> DNF:
@@ -90,7 +142,7 @@ def to_dnf(node: Node | None, max_conjunctions: int = MAX_CONJUNCTIONS) -> DNF:
     """
     if node is None:
         return list(_ALWAYS)
-    return _Normaliser(max_conjunctions).truth(node, want=True)
+    return list(_truth(node, True, max_conjunctions)[0])
 
 
 def explain(node: Node | None) -> str:
@@ -101,196 +153,346 @@ def explain(node: Node | None) -> str:
     return "\n".join(lines) if lines else "never TRUE"
 
 
-_ORDER_CACHE: dict[Atom, tuple[int, str]] = {}
-_LEAF_CACHE: dict[tuple[Node, bool], DNF | None] = {}
-_CACHE_LIMIT = 1 << 16
-"""Entries each of the two memo tables above may hold before it is emptied (bounded memory)."""
+def clear_caches() -> None:
+    """Forget every remembered leaf and atom order (tests use it to compare cold and warm runs)."""
+    for cache in _LEAF_CACHES:
+        cache.clear()
+    _ORDER_CACHE.clear()
+    _PLAIN_NAMES.clear()
 
 
-def _atom_order(atom: Atom) -> tuple[int, str]:
-    # str() of an atom costs microseconds and the same atoms recur across thousands of
-    # subscriptions, so the canonical sort key is remembered.
-    order = _ORDER_CACHE.get(atom)
-    if order is None:
-        if len(_ORDER_CACHE) >= _CACHE_LIMIT:
-            _ORDER_CACHE.clear()
-        order = _ORDER_CACHE[atom] = (1 if isinstance(atom, Residual) else 0, str(atom))
-    return order
+def _truth(node: Node, want: bool, cap: int) -> _Result:
+    """Conjunctions for where ``node`` evaluates to ``want`` (TRUE or FALSE), and its constancy."""
+    kind = type(node)
+    while kind is Not:
+        node = node.operand  # type: ignore[union-attr]
+        want = not want
+        kind = type(node)
+    if kind is not And and kind is not Or:
+        key = _leaf_key(node)
+        return _LEAF_CACHES[want].get(key) or _remember(node, want, key)
+    # TRUE of AND and FALSE of OR need every operand; the other two need any one.
+    needs_all = (kind is And) is want
+    cache = _LEAF_CACHES[want]
+    parts: list[_Terms] = []
+    constant = True
+    for operand in node.operands:  # type: ignore[union-attr]
+        if type(operand) in _LOGICAL:
+            terms, operand_constant = _truth(operand, want, cap)
+        else:  # a leaf, looked up here: most operands are leaves, and a call costs
+            key = _leaf_key(operand)
+            terms, operand_constant = cache.get(key) or _remember(operand, want, key)
+        parts.append(terms)
+        constant = constant and operand_constant
+    if constant:
+        # Reads nothing: decided from the operands' answers, as Kleene logic (and the evaluator)
+        # combines them, whatever the cap.
+        holds = all(parts) if needs_all else any(parts)
+        return (_ALWAYS if holds else _NEVER), True
+    combined = _product(parts, cap) if needs_all else _union(parts, cap)
+    if combined is None:
+        return ((Residual(node, want),),), False
+    return combined, False
 
 
-def _conjoin(parts: list[Conjunction]) -> Conjunction:
-    atoms = dict.fromkeys(atom for part in parts for atom in part)
-    # "f present" adds nothing beside another test on f that only a present value can pass.
+def _remember(node: Node, want: bool, key: Hashable) -> _Result:
+    """The result for a leaf the cache does not hold, remembered when the leaf is small."""
+    result = _leaf_result(node, want)
+    if type(key) is tuple:
+        # About two elements per node (see _leaf_key), so about _leaf_weight(node).
+        weight = _NODE_WEIGHT // 2 * len(key) + sum([len(p) for p in key if type(p) is str])
+    else:
+        weight = _leaf_weight(node)
+    if weight <= LEAF_CACHE_MAX_WEIGHT:
+        cache = _LEAF_CACHES[want]
+        if len(cache) >= LEAF_CACHE_LIMIT:
+            cache.clear()
+        cache[key] = result
+    return result
+
+
+def _leaf_result(node: Node, want: bool) -> _Result:
+    if _reads_no_field(node):
+        # Constant: decide once with the reference evaluator.
+        return (_ALWAYS if evaluate(node, {}) is want else _NEVER), True
+    dnf = _leaf(node, want)
+    if dnf is None:
+        return (_residual(node, want),), False
+    return tuple(dnf), False
+
+
+def _reads_no_field(node: Node) -> bool:
+    kind = type(node)
+    if kind is Identifier:
+        return False
+    if kind is Comparison:
+        if type(node.left) is Identifier or type(node.right) is Identifier:  # type: ignore[union-attr]
+            return False
+    elif kind is Between or kind is In or kind is Like or kind is IsNull:
+        if type(node.operand) is Identifier:  # type: ignore[union-attr]
+            return False
+    return not identifiers(node)
+
+
+def _leaf_key(node: Node) -> Hashable:
+    """A key equal for equal leaves, made of strings and numbers where the leaf is simple.
+
+    Syntax nodes hash and compare field by field in Python, several calls per node; a flat tuple
+    is hashed and compared in C. The node's class leads every tuple, so no two shapes collide.
+    Zero floats keep the node as their key, since ``0.0 == -0.0`` but the two print differently.
+    """
+    kind = type(node)
+    if kind is Comparison:
+        left, right = node.left, node.right  # type: ignore[union-attr]
+        if type(left) is Identifier:
+            value_type = type(right)
+            if value_type in _LITERALS and (value_type is not FloatLiteral or right.value):  # type: ignore[union-attr]
+                return (kind, node.operator, left.name, value_type, right.value)  # type: ignore[union-attr]
+        elif type(right) is Identifier:
+            value_type = type(left)
+            if value_type in _LITERALS and (value_type is not FloatLiteral or left.value):  # type: ignore[union-attr]
+                return (kind, node.operator, value_type, left.value, right.name)  # type: ignore[union-attr]
+        return node
+    if kind is In:
+        parts: list[object] = [kind, node.negated, node.operand.name]  # type: ignore[union-attr]
+        for item in node.items:  # type: ignore[union-attr]
+            value_type = type(item)
+            if value_type is FloatLiteral and not item.value:
+                return node
+            parts.append(value_type)
+            parts.append(item.value)
+        return tuple(parts)
+    if kind is Between:
+        low, high = node.low, node.high  # type: ignore[union-attr]
+        low_type, high_type = type(low), type(high)
+        if (
+            type(node.operand) is Identifier  # type: ignore[union-attr]
+            and low_type in _LITERALS
+            and high_type in _LITERALS
+            and (low_type is not FloatLiteral or low.value)  # type: ignore[union-attr]
+            and (high_type is not FloatLiteral or high.value)  # type: ignore[union-attr]
+        ):
+            name = node.operand.name  # type: ignore[union-attr]
+            return (kind, node.negated, name, low_type, low.value, high_type, high.value)  # type: ignore[union-attr]
+        return node
+    if kind is IsNull:
+        return (kind, node.negated, node.operand.name)  # type: ignore[union-attr]
+    if kind is Like:
+        return (kind, node.negated, node.operand.name, node.pattern, node.escape)  # type: ignore[union-attr]
+    if kind is Identifier:
+        return (kind, node.name)  # type: ignore[union-attr]
+    return node
+
+
+def _leaf_weight(node: Node) -> int:
+    """How much memory remembering ``node`` would roughly hold (see :data:`LEAF_CACHE_MAX_WEIGHT`).
+
+    Counting stops soon after passing the limit, so a huge leaf costs no more to weigh than a
+    small one.
+    """
+    weight = 0
+    pending: list[Node] = [node]
+    while pending and weight <= LEAF_CACHE_MAX_WEIGHT:
+        item = pending.pop()
+        kind = type(item)
+        weight += _NODE_WEIGHT
+        if kind is Identifier:
+            weight += len(item.name)  # type: ignore[union-attr]
+        elif kind is StringLiteral:
+            weight += len(item.value)  # type: ignore[union-attr, arg-type]
+        elif kind is Comparison or kind is Arithmetic:
+            pending += (item.left, item.right)  # type: ignore[union-attr]
+        elif kind is Between:
+            pending += (item.operand, item.low, item.high)  # type: ignore[union-attr]
+        elif kind is In:
+            items = item.items  # type: ignore[union-attr]
+            pending.append(item.operand)  # type: ignore[union-attr]
+            if _NODE_WEIGHT * len(items) > LEAF_CACHE_MAX_WEIGHT:
+                weight += _NODE_WEIGHT * len(items)  # too heavy already: not worth walking
+            else:
+                pending += items
+        elif kind is Like:
+            pending.append(item.operand)  # type: ignore[union-attr]
+            weight += len(item.pattern) + len(item.escape or "")  # type: ignore[union-attr]
+        elif kind is IsNull or kind is Not or kind is Negate:
+            pending.append(item.operand)  # type: ignore[union-attr]
+        elif kind is And or kind is Or:
+            operands = item.operands  # type: ignore[union-attr]
+            if _NODE_WEIGHT * len(operands) > LEAF_CACHE_MAX_WEIGHT:
+                weight += _NODE_WEIGHT * len(operands)
+            else:
+                pending += operands
+    return weight + _NODE_WEIGHT * len(pending)
+
+
+def _union(parts: list[_Terms], cap: int) -> _Terms | None:
+    seen = dict.fromkeys([conjunction for part in parts for conjunction in part])
+    if () in seen:
+        return _ALWAYS
+    return tuple(seen) if len(seen) <= cap else None
+
+
+def _product(parts: list[_Terms], cap: int) -> _Terms | None:
+    size = 1
+    for part in parts:
+        size *= len(part)
+        if size > cap:
+            return None
+    if size == 1:  # the common case: an AND of single conjunctions
+        return (_conjoin([part[0] for part in parts]),)
+    if not size:
+        return _NEVER
+    return tuple(dict.fromkeys([_conjoin(combination) for combination in product(*parts)]))
+
+
+def _conjoin(parts: Sequence[Conjunction]) -> Conjunction:
+    """The conjunction of ``parts``: duplicates and implied presence tests dropped, sorted."""
+    atoms = [atom for part in parts for atom in part]
+    if len(atoms) < 2:
+        return tuple(atoms)
+    try:
+        by_field = {atom.field: atom for atom in atoms}  # type: ignore[union-attr]
+    except AttributeError:  # a residual: the general rule below
+        return _conjoin_atoms(atoms)
+    if len(by_field) == len(atoms) and (by_field.keys() <= _PLAIN_NAMES or _all_plain(by_field)):
+        # One field test per field (so nothing to drop) on plain names: sorting their text is
+        # sorting their field names (see the module docstring).
+        return tuple([by_field[name] for name in sorted(by_field)])
+    return _conjoin_atoms(atoms)
+
+
+def _all_plain(names: Iterable[str]) -> bool:
+    """Whether no name holds a space or control character; short plain names are remembered."""
+    for name in names:
+        if name not in _PLAIN_NAMES:
+            if _SPACE_OR_CONTROL.search(name):
+                return False
+            if len(name) <= _PLAIN_NAME_MAX_LENGTH:
+                if len(_PLAIN_NAMES) >= _PLAIN_NAMES_LIMIT:
+                    _PLAIN_NAMES.clear()
+                _PLAIN_NAMES.add(name)
+    return True
+
+
+def _conjoin_atoms(atoms: list[Atom]) -> Conjunction:
+    """The general rule of :func:`_conjoin`, for any atoms."""
+    atoms = list(dict.fromkeys(atoms))
+    # "f present" adds nothing beside another test on f that only a present value can pass,
+    # which is every field test but "missing" and "present".
     tested = {
         atom.field
         for atom in atoms
-        if isinstance(atom, FieldTest) and not _is_presence(atom) and _needs_presence(atom)
+        if type(atom) is FieldTest and type(atom.criterion) is not Missing
     }
-    kept = [atom for atom in atoms if not (_is_presence(atom) and atom.field in tested)]  # type: ignore[union-attr]
-    return tuple(sorted(kept, key=_atom_order))
+    if tested:
+        atoms = [atom for atom in atoms if not (_is_presence(atom) and atom.field in tested)]  # type: ignore[union-attr]
+    atoms.sort(key=_atom_order)
+    return tuple(atoms)
+
+
+def _atom_order(atom: Atom) -> tuple[int, str]:
+    # The same atoms recur across thousands of subscriptions, so short sort keys are remembered.
+    order = _ORDER_CACHE.get(atom)
+    if order is None:
+        order = (1 if type(atom) is Residual else 0, str(atom))
+        if len(order[1]) <= _ORDER_CACHE_MAX_TEXT:
+            if len(_ORDER_CACHE) >= _ORDER_CACHE_LIMIT:
+                _ORDER_CACHE.clear()
+            _ORDER_CACHE[atom] = order
+    return order
 
 
 def _is_presence(atom: Atom) -> bool:
-    return isinstance(atom, FieldTest) and atom.negated and atom.criterion == MISSING
+    return type(atom) is FieldTest and atom.negated and type(atom.criterion) is Missing
 
 
-def _needs_presence(atom: FieldTest) -> bool:
-    # Every field test but "missing" fails for an absent value.
-    return atom.negated or atom.criterion != MISSING
+def _residual(node: Node, want: bool) -> Conjunction:
+    atoms: list[Atom] = [Residual(node, want)]
+    if want:
+        # A comparison of values is TRUE only when every value in it is present: saying so
+        # lets the index narrow the candidates before the evaluator runs.
+        atoms.extend(FieldTest(name, MISSING, True) for name in _required_fields(node))
+    return _conjoin([tuple(atoms)])
 
 
-class _Normaliser:
-    def __init__(self, max_conjunctions: int) -> None:
-        self.max_conjunctions = max_conjunctions
-        self._constant: dict[int, bool] = {}  # by id(node); the tree outlives this normaliser
+def _leaf(node: Node, want: bool) -> DNF | None:
+    """DNF for a condition on one field, or None when it needs the evaluator."""
+    kind = type(node)
+    if kind is Comparison:
+        return _comparison(node, want)  # type: ignore[arg-type]
+    if kind is Between:
+        return _between(node, want)  # type: ignore[arg-type]
+    if kind is In:
+        return _membership(node, want)  # type: ignore[arg-type]
+    if kind is Like:
+        return _like(node, want)  # type: ignore[arg-type]
+    if kind is IsNull:
+        return [(FieldTest(node.operand.name, MISSING, node.negated == want),)]  # type: ignore[union-attr]
+    if kind is Identifier:
+        return _equality(node.name, ("b", True), Kind.BOOLEAN, "=", want)  # type: ignore[union-attr]
+    return None
 
-    def is_constant(self, node: Node) -> bool:
-        """Whether ``node`` reads no message property; each node is examined once, bottom-up."""
-        known = self._constant.get(id(node))
-        if known is None:
-            if isinstance(node, (And, Or)):
-                known = all([self.is_constant(operand) for operand in node.operands])
-            elif isinstance(node, Not):
-                known = self.is_constant(node.operand)
-            else:
-                known = not identifiers(node)
-            self._constant[id(node)] = known
-        return known
 
-    def truth(self, node: Node, want: bool) -> DNF:
-        """Conjunctions for where ``node`` evaluates to ``want`` (TRUE or FALSE)."""
-        if self.is_constant(node):
-            # Constant: decide once with the reference evaluator.
-            return list(_ALWAYS) if evaluate(node, {}) is want else list(_NEVER)
-        if isinstance(node, Not):
-            return self.truth(node.operand, not want)
-        if isinstance(node, (And, Or)):
-            # TRUE of AND and FALSE of OR need every operand; the other two need any one.
-            needs_all = isinstance(node, And) == want
-            parts = [self.truth(operand, want) for operand in node.operands]
-            dnf = self._product(parts) if needs_all else self._union(parts)
-            if dnf is None:
-                return [(Residual(node, want),)]
-            return dnf
-        # Leaves (symbol = 'IBM', side = 'buy', ...) recur across subscriptions: remember them.
-        # Their DNF does not depend on the cap, which only binds where AND and OR combine.
-        key = (node, want)
-        dnf = _LEAF_CACHE.get(key, _UNSEEN)
-        if dnf is _UNSEEN:
-            if len(_LEAF_CACHE) >= _CACHE_LIMIT:
-                _LEAF_CACHE.clear()
-            dnf = _LEAF_CACHE[key] = self._leaf(node, want)
-        if dnf is None:
-            return [self._residual(node, want)]
-        return list(dnf)
+def _constant_value(node: Node) -> tuple[bool, object]:
+    """Whether ``node`` is an identifier-free value expression, and then its value."""
+    if isinstance(node, _LITERALS):
+        return True, node.value
+    if not isinstance(node, _VALUE_NODES) or identifiers(node):
+        return False, None
+    return True, evaluate_constant(node)
 
-    def _union(self, parts: list[DNF]) -> DNF | None:
-        seen: dict[Conjunction, None] = {}
-        for part in parts:
-            for conjunction in part:
-                seen[conjunction] = None
-        if () in seen:
-            return list(_ALWAYS)
-        return list(seen) if len(seen) <= self.max_conjunctions else None
 
-    def _product(self, parts: list[DNF]) -> DNF | None:
-        size = 1
-        for part in parts:
-            size *= len(part)
-            if size > self.max_conjunctions:
-                return None
-        seen: dict[Conjunction, None] = {}
-        for combination in product(*parts):
-            seen[_conjoin(list(combination))] = None
-        return list(seen)
-
-    def _residual(self, node: Node, want: bool) -> Conjunction:
-        atoms: list[Atom] = [Residual(node, want)]
-        if want:
-            # A comparison of values is TRUE only when every value in it is present: saying so
-            # lets the index narrow the candidates before the evaluator runs.
-            atoms.extend(FieldTest(name, MISSING, True) for name in _required_fields(node))
-        return _conjoin([tuple(atoms)])
-
-    def _leaf(self, node: Node, want: bool) -> DNF | None:
-        """DNF for a condition on one field, or None when it needs the evaluator."""
-        if isinstance(node, Identifier):
-            return _equality(node.name, ("b", True), Kind.BOOLEAN, "=", want)
-        if isinstance(node, IsNull):
-            return [(FieldTest(node.operand.name, MISSING, node.negated == want),)]
-        if isinstance(node, Comparison):
-            return self._comparison(node, want)
-        if isinstance(node, Between):
-            return self._between(node, want)
-        if isinstance(node, In):
-            return _membership(node, want)
-        if isinstance(node, Like):
-            return _like(node, want)
+def _comparison(node: Comparison, want: bool) -> DNF | None:
+    operator = node.operator
+    left, right = node.left, node.right
+    if type(left) is not Identifier:
+        left, right, operator = right, left, _FLIPPED[operator]  # type: ignore[assignment]
+        if type(left) is not Identifier:
+            return None
+    constant, raw = _constant_value(right)
+    if not constant:
         return None
+    kind, value = classify(raw)
+    name = left.name
+    if kind is Kind.MISSING:
+        return []  # a comparison with NULL is UNKNOWN: never TRUE nor FALSE
+    if operator == "=" or operator == "<>":
+        key = key_of(kind, value)
+        if key is None:  # NaN: equal to nothing, so '=' is FALSE and '<>' TRUE for numbers
+            return _nan_equality(name, operator, want)
+        return _equality(name, key, kind, operator, want)
+    if kind is not Kind.NUMBER:
+        return None  # ordering a string or boolean: the parser refuses most; evaluator decides
+    if value != value:
+        return _ordering_nan(name, want)
+    if operator == ">" or operator == ">=":
+        interval = InRange(value, operator == ">=", None, False)  # type: ignore[arg-type]
+    else:
+        interval = InRange(None, False, value, operator == "<=")  # type: ignore[arg-type]
+    return [(FieldTest(name, interval, not want),)]
 
-    def _comparison(self, node: Comparison, want: bool) -> DNF | None:
-        operator = node.operator
-        left, right = node.left, node.right
-        if not isinstance(left, Identifier):
-            left, right, operator = right, left, _FLIPPED[operator]  # type: ignore[assignment]
-        if (
-            not isinstance(left, Identifier)
-            or identifiers(right)
-            or not isinstance(right, _VALUE_NODES)
-        ):
-            return None
-        kind, value = classify(evaluate_constant(right))
-        if kind is Kind.MISSING:
-            return list(_NEVER)  # a comparison with NULL is UNKNOWN: never TRUE nor FALSE
-        if operator in ("=", "<>"):
-            key = key_of(kind, value)
-            if key is None:  # NaN: equal to nothing, so '=' is FALSE and '<>' TRUE for numbers
-                return _nan_equality(left.name, operator, want)
-            return _equality(left.name, key, kind, operator, want)
-        if kind is not Kind.NUMBER:
-            return None  # ordering a string or boolean: the parser refuses most; evaluator decides
-        if value != value:
-            return _ordering_nan(left.name, want)
-        low_bound = operator in (">", ">=")
-        inclusive = operator in (">=", "<=")
-        interval = (
-            InRange(value, inclusive, None, False)  # type: ignore[arg-type]
-            if low_bound
-            else InRange(None, False, value, inclusive)  # type: ignore[arg-type]
-        )
-        return [(FieldTest(left.name, interval, not want),)]
 
-    def _between(self, node: Between, want: bool) -> DNF | None:
-        if (
-            not isinstance(node.operand, Identifier)
-            or identifiers(node.low)
-            or identifiers(node.high)
-        ):
-            return None
-        low_kind, low = classify(evaluate_constant(node.low))
-        high_kind, high = classify(evaluate_constant(node.high))
-        if (
-            low_kind is not Kind.NUMBER
-            or high_kind is not Kind.NUMBER
-            or low != low
-            or high != high
-        ):
-            return None  # NULL or NaN bounds: rare enough to leave to the evaluator
-        name = node.operand.name
-        inside = FieldTest(name, InRange(low, True, high, True))  # type: ignore[arg-type]
-        below = FieldTest(name, InRange(None, False, low, False))  # type: ignore[arg-type]
-        above = FieldTest(name, InRange(high, False, None, False))  # type: ignore[arg-type]
-        if not node.negated:
-            # BETWEEN is TRUE inside; FALSE when present and not inside (NaN, unlike types).
-            return [(inside,)] if want else [(FieldTest(name, inside.criterion, True),)]
-        if want:  # NOT BETWEEN is x < low OR x > high
-            return [(below,), (above,)]
-        # ... and FALSE when both of those are FALSE: present and not below, present and not above.
-        return [
-            _conjoin(
-                [(FieldTest(name, below.criterion, True), FieldTest(name, above.criterion, True))]
-            )
-        ]
+def _between(node: Between, want: bool) -> DNF | None:
+    if type(node.operand) is not Identifier:
+        return None
+    low_constant, raw_low = _constant_value(node.low)
+    high_constant, raw_high = _constant_value(node.high)
+    if not (low_constant and high_constant):
+        return None
+    low_kind, low = classify(raw_low)
+    high_kind, high = classify(raw_high)
+    if low_kind is not Kind.NUMBER or high_kind is not Kind.NUMBER or low != low or high != high:
+        return None  # NULL or NaN bounds: rare enough to leave to the evaluator
+    name = node.operand.name
+    if not node.negated:
+        # BETWEEN is TRUE inside; FALSE when present and not inside (NaN, unlike types).
+        return [(FieldTest(name, InRange(low, True, high, True), not want),)]  # type: ignore[arg-type]
+    below = InRange(None, False, low, False)  # type: ignore[arg-type]
+    above = InRange(high, False, None, False)  # type: ignore[arg-type]
+    if want:  # NOT BETWEEN is x < low OR x > high
+        return [(FieldTest(name, below),), (FieldTest(name, above),)]
+    # ... and FALSE when both of those are FALSE: present and not below, present and not above.
+    return [_conjoin([(FieldTest(name, below, True), FieldTest(name, above, True))])]
 
 
 def evaluate_constant(node: Node) -> object:

@@ -28,10 +28,11 @@ is most of the build. Three things keep it cheap without changing a single resul
   :data:`LEAF_CACHE_MAX_WEIGHT` (heavier ones are simply not remembered), about 21 MiB at worst.
   Threads share it safely: a lookup or an insertion is one dictionary operation, atomic in
   CPython, and emptying it when full only costs recomputation.
-* Conjunctions are sorted canonically by the text of their atoms, which is slow to produce. When
-  every atom is a field test on a different field whose name has no space or control character,
-  that order is exactly the order of the field names (each atom's text is its field name, a space,
-  then the rest), so the text is never built.
+* Conjunctions are sorted canonically by the text of their atoms, which is slow to produce. For
+  field tests on names without spaces or control characters, that order is the order of field
+  names, then of texts within one field (each text is the field name, a space, then the rest).
+  So when no field is tested by two of the conjunctions being combined, which are each already
+  in order, a stable sort by field name gives the canonical order without building any text.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable, Sequence
 from itertools import product
+from operator import attrgetter
 
 from bitsift.index.criteria import (
     MISSING,
@@ -130,6 +132,7 @@ _PLAIN_NAMES: set[str] = set()
 _PLAIN_NAMES_LIMIT = 1 << 15
 _PLAIN_NAME_MAX_LENGTH = 256
 _SPACE_OR_CONTROL = re.compile(r"[\x00- ]")
+_field_of = attrgetter("field")
 
 
 def to_dnf(node: Node | None, max_conjunctions: int = MAX_CONJUNCTIONS) -> DNF:
@@ -346,19 +349,26 @@ def _product(parts: list[_Terms], cap: int) -> _Terms | None:
 
 
 def _conjoin(parts: Sequence[Conjunction]) -> Conjunction:
-    """The conjunction of ``parts``: duplicates and implied presence tests dropped, sorted."""
+    """The conjunction of ``parts``, each a canonical conjunction (as every one made here is)."""
     atoms = [atom for part in parts for atom in part]
     if len(atoms) < 2:
         return tuple(atoms)
     try:
         by_field = {atom.field: atom for atom in atoms}  # type: ignore[union-attr]
-    except AttributeError:  # a residual: the general rule below
-        return _conjoin_atoms(atoms)
-    if len(by_field) == len(atoms) and (by_field.keys() <= _PLAIN_NAMES or _all_plain(by_field)):
-        # One field test per field (so nothing to drop) on plain names: sorting their text is
-        # sorting their field names (see the module docstring).
-        return tuple([by_field[name] for name in sorted(by_field)])
-    return _conjoin_atoms(atoms)
+    except AttributeError:  # a residual: the general rule
+        return _canonical(atoms)
+    if by_field.keys() <= _PLAIN_NAMES or _all_plain(by_field):
+        # Plain names: sorting by text is sorting by field name, then by text within a field
+        # (see the module docstring).
+        if len(by_field) == len(atoms):
+            return tuple([by_field[name] for name in sorted(by_field)])
+        fields_per_part = [len({atom.field for atom in part}) for part in parts]  # type: ignore[union-attr]
+        if sum(fields_per_part) == len(by_field):
+            # No field in two parts, so nothing to drop, and the tests of each field come from
+            # one canonical part, already in order: a stable sort by field keeps them so.
+            atoms.sort(key=_field_of)
+            return tuple(atoms)
+    return _canonical(atoms)
 
 
 def _all_plain(names: Iterable[str]) -> bool:
@@ -374,8 +384,9 @@ def _all_plain(names: Iterable[str]) -> bool:
     return True
 
 
-def _conjoin_atoms(atoms: list[Atom]) -> Conjunction:
-    """The general rule of :func:`_conjoin`, for any atoms."""
+def _canonical(atoms: list[Atom]) -> Conjunction:
+    """The conjunction of any ``atoms``: duplicates and implied presence tests dropped, sorted by
+    kind (field tests before residuals), then text. :func:`_conjoin` gives the same, faster."""
     atoms = list(dict.fromkeys(atoms))
     # "f present" adds nothing beside another test on f that only a present value can pass,
     # which is every field test but "missing" and "present".
@@ -412,7 +423,7 @@ def _residual(node: Node, want: bool) -> Conjunction:
         # A comparison of values is TRUE only when every value in it is present: saying so
         # lets the index narrow the candidates before the evaluator runs.
         atoms.extend(FieldTest(name, MISSING, True) for name in _required_fields(node))
-    return _conjoin([tuple(atoms)])
+    return _canonical(atoms)
 
 
 def _leaf(node: Node, want: bool) -> DNF | None:
@@ -492,7 +503,7 @@ def _between(node: Between, want: bool) -> DNF | None:
     if want:  # NOT BETWEEN is x < low OR x > high
         return [(FieldTest(name, below),), (FieldTest(name, above),)]
     # ... and FALSE when both of those are FALSE: present and not below, present and not above.
-    return [_conjoin([(FieldTest(name, below, True), FieldTest(name, above, True))])]
+    return [_canonical([FieldTest(name, below, True), FieldTest(name, above, True)])]
 
 
 def evaluate_constant(node: Node) -> object:
@@ -538,7 +549,7 @@ def _equality(name: str, key: Key, kind: Kind, operator: str, want: bool) -> DNF
         return [(FieldTest(name, OfType(kind), True),), (equal,)]
     if operator == "=":
         return [(not_equal,)]  # '=' FALSE: present and not equal (unlike types included)
-    return [_conjoin([(FieldTest(name, OfType(kind)), not_equal)])]  # '<>' TRUE: same type, differs
+    return [_canonical([FieldTest(name, OfType(kind)), not_equal])]  # '<>' TRUE: same type, differs
 
 
 def _nan_equality(name: str, operator: str, want: bool) -> DNF:
@@ -570,9 +581,9 @@ def _membership(node: In, want: bool) -> DNF:
     if node.negated != want:  # IN is TRUE
         return [(member,)] if keys else list(_NEVER)
     # IN is FALSE: a string not in the list, or (when the list has numbers) a number not in it.
-    dnf: DNF = [_conjoin([(FieldTest(name, OfType(Kind.STRING)), non_member)])]
+    dnf: DNF = [_canonical([FieldTest(name, OfType(Kind.STRING)), non_member])]
     if has_numbers:
-        dnf.append(_conjoin([(FieldTest(name, OfType(Kind.NUMBER)), non_member)]))
+        dnf.append(_canonical([FieldTest(name, OfType(Kind.NUMBER)), non_member]))
     return dnf
 
 
@@ -590,11 +601,11 @@ def _like(node: Like, want: bool) -> DNF:
         if criterion is not None:
             return [(FieldTest(name, criterion),)]
         narrow = FieldTest(name, HasPrefix(matcher.prefix)) if matcher.prefix else string
-        return [_conjoin([(narrow, Residual(_positive_like(node), True))])]
+        return [_canonical([narrow, Residual(_positive_like(node), True)])]
     # LIKE is FALSE: a string that does not match.
     if criterion is not None:
-        return [_conjoin([(string, FieldTest(name, criterion, True))])]
-    return [_conjoin([(string, Residual(_positive_like(node), False))])]
+        return [_canonical([string, FieldTest(name, criterion, True)])]
+    return [_canonical([string, Residual(_positive_like(node), False)])]
 
 
 def _positive_like(node: Like) -> Like:

@@ -20,6 +20,7 @@ from test_normalize import dnf_holds
 
 from bitsift import parse
 from bitsift.index import normalize
+from bitsift.index.columns import ColumnTable
 from bitsift.index.criteria import MISSING, Atom, Equals, FieldTest, InRange, OfType, Residual
 from bitsift.index.criteria import Kind as ValueKind
 from bitsift.index.normalize import Conjunction, clear_caches, to_dnf
@@ -355,3 +356,36 @@ def test_and_or_of_leaves_is_exact(
         dnf = to_dnf(tree)
         for message in batch:
             assert dnf_holds(dnf, message) == (evaluate(tree, message) is True)
+
+
+# -- column table -------------------------------------------------------------------------------
+
+
+@given(st.lists(selectors(max_depth=3), min_size=1, max_size=6), st.randoms())
+def test_columns_number_lanes_and_share_residuals_whatever_the_shortcut(
+    nodes: list[Node], random: Any
+) -> None:
+    table = ColumnTable()
+    columns = []
+    for node in nodes:
+        for conjunction in to_dnf(node):
+            column, _ = table.acquire((None, conjunction))
+            columns.append(column)
+            # Each field test's lane is how many tests of its field come before it.
+            expected = []
+            for position, atom in enumerate(conjunction):
+                if isinstance(atom, FieldTest):
+                    earlier = conjunction[:position]
+                    lane = sum(isinstance(a, FieldTest) and a.field == atom.field for a in earlier)
+                    expected.append((lane, atom))
+            assert column.field_tests == expected
+            assert column.residuals == tuple(a for a in conjunction if isinstance(a, Residual))
+            assert table.by_number[column.number] is column
+    live = {column.number: column for column in columns}
+    assert sorted(live) == list(range(len(live)))  # dense numbers, lowest first
+    random.shuffle(columns)
+    for column in columns:
+        if column.number in live:
+            del live[column.number]
+            table.release(column)
+    assert len(table) == 0 and table._residuals == {}

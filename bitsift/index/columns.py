@@ -57,8 +57,28 @@ class ColumnTable:
         column = self.by_key.get(key)
         if column is not None:
             return column, False
-        number = heapq.heappop(self._free) if self._free else self._allocate()
-        topic, conjunction = key
+        if self._free:
+            number = heapq.heappop(self._free)
+        else:
+            number = self._next
+            self._next += 1
+        conjunction = key[1]
+        try:
+            distinct = len({atom.field for atom in conjunction}) == len(conjunction)  # type: ignore[union-attr]
+        except AttributeError:  # a residual
+            distinct = False
+        if distinct:
+            # The common case: field tests only, one per field, so every lane is 0.
+            column = Column(number, key, [(0, atom) for atom in conjunction], ())  # type: ignore[misc]
+        else:
+            column = Column(number, key, *self._lanes_and_residuals(conjunction))
+        self.by_key[key] = column
+        self.by_number[number] = column
+        return column, True
+
+    def _lanes_and_residuals(
+        self, conjunction: Conjunction
+    ) -> tuple[list[tuple[int, FieldTest]], tuple[Residual, ...]]:
         lanes: dict[str, int] = {}
         field_tests: list[tuple[int, FieldTest]] = []
         residuals: list[Residual] = []
@@ -71,10 +91,7 @@ class ColumnTable:
                 lane = lanes.get(atom.field, 0)
                 lanes[atom.field] = lane + 1
                 field_tests.append((lane, atom))
-        column = Column(number, key, field_tests, tuple(residuals))
-        self.by_key[key] = column
-        self.by_number[number] = column
-        return column, True
+        return field_tests, tuple(residuals)
 
     def release(self, column: Column) -> None:
         del self.by_key[column.key]
@@ -90,8 +107,3 @@ class ColumnTable:
             self._next = 0
         else:
             heapq.heappush(self._free, column.number)
-
-    def _allocate(self) -> int:
-        number = self._next
-        self._next += 1
-        return number

@@ -113,6 +113,7 @@ _ALWAYS: _Terms = ((),)
 _NEVER: _Terms = ()
 _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _LOGICAL = frozenset([And, Or, Not])
+_NUMBER_LITERALS = frozenset([IntegerLiteral, FloatLiteral])
 _LITERALS = (StringLiteral, IntegerLiteral, FloatLiteral, BooleanLiteral)
 _VALUE_NODES = (
     Identifier,
@@ -486,14 +487,23 @@ def _comparison(node: Comparison, want: bool) -> DNF | None:
 def _between(node: Between, want: bool) -> DNF | None:
     if type(node.operand) is not Identifier:
         return None
-    low_constant, raw_low = _constant_value(node.low)
-    high_constant, raw_high = _constant_value(node.high)
-    if not (low_constant and high_constant):
-        return None
-    low_kind, low = classify(raw_low)
-    high_kind, high = classify(raw_high)
-    if low_kind is not Kind.NUMBER or high_kind is not Kind.NUMBER or low != low or high != high:
-        return None  # NULL or NaN bounds: rare enough to leave to the evaluator
+    low, high = node.low, node.high
+    if type(low) in _NUMBER_LITERALS and type(high) in _NUMBER_LITERALS:
+        low, high = low.value, high.value  # type: ignore[union-attr, assignment]  # finite
+    else:
+        low_constant, raw_low = _constant_value(low)
+        high_constant, raw_high = _constant_value(high)
+        if not (low_constant and high_constant):
+            return None
+        low_kind, low = classify(raw_low)  # type: ignore[assignment]
+        high_kind, high = classify(raw_high)  # type: ignore[assignment]
+        if (
+            low_kind is not Kind.NUMBER
+            or high_kind is not Kind.NUMBER
+            or low != low
+            or high != high
+        ):
+            return None  # NULL or NaN bounds: rare enough to leave to the evaluator
     name = node.operand.name
     if not node.negated:
         # BETWEEN is TRUE inside; FALSE when present and not inside (NaN, unlike types).
@@ -539,14 +549,14 @@ def _has_condition(node: Node) -> bool:
 
 
 def _equality(name: str, key: Key, kind: Kind, operator: str, want: bool) -> DNF:
-    equal = FieldTest(name, Equals(frozenset([key])))
-    not_equal = FieldTest(name, equal.criterion, True)
+    equal = Equals(frozenset([key]))
     if (operator == "=") == want:
         # '=' TRUE, or '<>' FALSE: for '<>' FALSE also covers unlike types, handled below.
         if operator == "=":
-            return [(equal,)]
+            return [(FieldTest(name, equal),)]
         # x <> v is FALSE where x is present and (of another type, or equal to v)
-        return [(FieldTest(name, OfType(kind), True),), (equal,)]
+        return [(FieldTest(name, OfType(kind), True),), (FieldTest(name, equal),)]
+    not_equal = FieldTest(name, equal, True)
     if operator == "=":
         return [(not_equal,)]  # '=' FALSE: present and not equal (unlike types included)
     return [_canonical([FieldTest(name, OfType(kind)), not_equal])]  # '<>' TRUE: same type, differs
@@ -567,20 +577,24 @@ def _ordering_nan(name: str, want: bool) -> DNF:
 
 def _membership(node: In, want: bool) -> DNF:
     name = node.operand.name
-    keys: set[Key] = set()
-    for item in node.items:
-        kind, value = classify(item.value)
-        key = key_of(kind, value)
-        if key is not None:
-            keys.add(key)
-    has_numbers = any(key[0] == "n" for key in keys) or any(
-        not isinstance(item, StringLiteral) for item in node.items
-    )
-    member = FieldTest(name, Equals(frozenset(keys)))
-    non_member = FieldTest(name, member.criterion, True)
+    items = node.items
+    keys: frozenset[Key]
+    if all([type(item) is StringLiteral for item in items]):  # the usual list: strings only
+        keys = frozenset([("s", item.value) for item in items])
+        has_numbers = False
+    else:
+        found: set[Key] = set()
+        for item in items:
+            kind, value = classify(item.value)
+            key = key_of(kind, value)
+            if key is not None:
+                found.add(key)
+        keys = frozenset(found)
+        has_numbers = True
     if node.negated != want:  # IN is TRUE
-        return [(member,)] if keys else list(_NEVER)
+        return [(FieldTest(name, Equals(keys)),)] if keys else []
     # IN is FALSE: a string not in the list, or (when the list has numbers) a number not in it.
+    non_member = FieldTest(name, Equals(keys), True)
     dnf: DNF = [_canonical([FieldTest(name, OfType(Kind.STRING)), non_member])]
     if has_numbers:
         dnf.append(_canonical([FieldTest(name, OfType(Kind.NUMBER)), non_member]))

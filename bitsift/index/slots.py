@@ -15,6 +15,11 @@ value's key, type, range bucket and prefixes select the vetoing columns.
 
 Answers are cached per value (bounded, per slot), because message streams repeat values: the same
 symbols, regions and flags arrive again and again. Any change to the slot clears its cache.
+
+A slot whose tests are all plain ranges (every W2 attribute; ``price`` and ``qty`` in W3) answers a
+number straight from its :class:`~bitsift.index.ranges.RangeIndex`, and
+:meth:`FieldSlot.discard_violated` lets the caller narrow its candidates in place instead of
+building the violated columns as a bitmap first.
 """
 
 from __future__ import annotations
@@ -142,7 +147,16 @@ class _Tests:
 class FieldSlot:
     """One lane of one field: at most one test per conjunction column."""
 
-    __slots__ = ("field", "constrained", "_missing", "_negated", "_plain", "_vetoes", "_cache")
+    __slots__ = (
+        "field",
+        "constrained",
+        "_missing",
+        "_negated",
+        "_plain",
+        "_vetoes",
+        "_cache",
+        "_ranges_only",
+    )
 
     def __init__(self, field: str) -> None:
         self.field = field
@@ -153,6 +167,14 @@ class FieldSlot:
         self._plain = _Tests()
         self._vetoes = _Tests()
         self._cache: dict[object, FrozenBitMap] = {}
+        self._ranges_only: RangeIndex | None = self._plain.ranges
+        """The plain ranges when every test here is a plain range test (the W2 shape, and
+        ``price``/``qty`` in W3): a number's answers then come straight from them."""
+
+    def _update_shape(self) -> None:
+        plain = self._plain
+        only = not (self._missing or self._negated or plain.keys or plain.kinds or plain.prefixes)
+        self._ranges_only = plain.ranges if only else None
 
     def add(self, column: int, test: FieldTest) -> None:
         self._cache.clear()
@@ -161,12 +183,15 @@ class FieldSlot:
         if isinstance(criterion, Missing):
             # "missing", or negated: "present" (present and not missing), which nothing vetoes.
             (self._negated if test.negated else self._missing).add(column)
-            return
-        if test.negated:
+            self._ranges_only = None
+        elif test.negated:
             self._negated.add(column)
             self._vetoes.add(column, criterion)
+            self._ranges_only = None
         else:
             self._plain.add(column, criterion)
+            if not isinstance(criterion, InRange):
+                self._ranges_only = None
 
     def remove(self, column: int, test: FieldTest) -> None:
         self._cache.clear()
@@ -174,12 +199,13 @@ class FieldSlot:
         criterion = test.criterion
         if isinstance(criterion, Missing):
             (self._negated if test.negated else self._missing).discard(column)
-            return
-        if test.negated:
+        elif test.negated:
             self._negated.discard(column)
             self._vetoes.remove(column, criterion)
         else:
             self._plain.remove(column, criterion)
+        if self._ranges_only is None:
+            self._update_shape()
 
     def __bool__(self) -> bool:
         return bool(self.constrained)
@@ -206,7 +232,38 @@ class FieldSlot:
     def violated_now(self, kind: Kind, value: object) -> BitMap:
         """The columns whose test in this slot fails for the classified value, computed afresh
         (the caller caches: :class:`~bitsift.index.fields.FieldIndex` keys it by bucket)."""
+        ranges = self._ranges_only
+        if ranges is not None and kind is Kind.NUMBER:
+            return ranges.violating(value)
         return self.constrained - self._satisfied(kind, value)
+
+    def discard_violated(self, candidates: BitMap, kind: Kind, value: object) -> None:
+        """Remove from ``candidates``, in place, every column whose test in this slot fails for
+        the classified value; columns without a test here are left alone.
+
+        Equal to ``candidates -= self.violated_now(kind, value)``, but a field of plain ranges
+        subtracts its checkpoints one by one instead of building their union first.
+
+        >>> from bitsift.index.criteria import FieldTest, InRange
+        >>> slot = FieldSlot("price")
+        >>> slot.add(0, FieldTest("price", InRange(10, True, 20, False)))
+        >>> slot.add(1, FieldTest("price", InRange(None, True, 5, True)))
+        >>> candidates = BitMap([0, 1, 2])
+        >>> slot.discard_violated(candidates, Kind.NUMBER, 12)
+        >>> list(candidates)
+        [0, 2]
+        """
+        ranges = self._ranges_only
+        if ranges is not None and kind is Kind.NUMBER:
+            ranges.discard_violating(candidates, value)
+        else:
+            candidates -= self.violated_now(kind, value)
+
+    def prepare(self) -> None:
+        """Finish now any work a bulk load left for the first query (sorting range bounds and
+        building their checkpoints); call it after loading, before readers share the slot."""
+        self._plain.ranges.prepare()
+        self._vetoes.ranges.prepare()
 
     def satisfied_now(self, kind: Kind, value: object) -> BitMap | FrozenBitMap:
         """The columns whose test in this slot the classified value meets, computed afresh.
@@ -215,6 +272,9 @@ class FieldSlot:
         """
         if kind is Kind.MISSING:
             return self._missing
+        ranges = self._ranges_only
+        if ranges is not None and kind is Kind.NUMBER:
+            return ranges.containing(value)
         if not self._negated:
             hits = self._plain.hits(kind, value)
             if len(hits) == 1:

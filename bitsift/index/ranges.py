@@ -27,7 +27,9 @@ bounds). A query is then, per side:
   of the column array, are subtracted as one bitmap (both sides' parts together).
 
 :meth:`~RangeIndex.containing` and :meth:`~RangeIndex.violating` are built from the same pieces
-(members minus, or the union of, the checkpoints and parts). Nothing in a query loops over
+(a copy of the members minus, or the union of, the checkpoints and parts, each part taken from
+the block edge nearer the place, so at most half a block), with in-place operations, which
+CRoaring runs about twice as fast as those that allocate. Nothing in a query loops over
 intervals in Python. Answers never hold run containers, which intersect slowly with bitsets.
 
 **Memory.** With ``load = sqrt(n)`` a side has about ``sqrt(n)`` checkpoints of at most ``n / 8``
@@ -392,6 +394,32 @@ class _Side:
             return cuts[block + 1], self._columns[block][place:]
         return cuts[block], self._columns[block][:place]
 
+    def violated_nearest(self, value: Number) -> tuple[BitMap, array[int] | None, bool]:
+        """Like :meth:`violated`, but from the block edge nearer the cut: ``(cut, part, False)``
+        means the checkpoint plus the part, ``(cut, part, True)`` the checkpoint minus the part
+        (the part is then at most half a block, so a bitmap of it costs less)."""
+        cuts = self._cuts
+        if cuts is None:
+            cuts = self._prepared_cuts()
+        self._work = 0
+        maxes = self._maxes
+        right = self.right
+        block = bisect_right(maxes, value) if right else bisect_left(maxes, value)
+        if block == len(maxes):
+            return cuts[block], None, False
+        keys = self._keys[block]
+        place = bisect_right(keys, value) if right else bisect_left(keys, value)
+        if not place:
+            return cuts[block], None, False
+        columns = self._columns[block]
+        if self.suffix:
+            if 2 * place <= len(keys):
+                return cuts[block], columns[:place], True
+            return cuts[block + 1], columns[place:], False
+        if 2 * place <= len(keys):
+            return cuts[block], columns[:place], False
+        return cuts[block + 1], columns[place:], True
+
     def discard_violated(self, candidates: BitMap, value: Number, few: bool) -> array[int] | None:
         """Remove from ``candidates`` the columns whose bound ``value`` violates, except those of
         the part of one block that :meth:`violated` would return: return that part, or None when
@@ -597,7 +625,35 @@ class RangeIndex:
         """
         if not _is_number(value):
             return BitMap()
-        return self._members - self._violations(value)  # type: ignore[arg-type]
+        # Each side's violations come off the members, from the block edge nearer the cut; a
+        # side corrected the far way ("the checkpoint minus a part") puts its part back at once,
+        # before any other side subtracts, so that nothing it re-adds escapes the other sides.
+        # In-place operations on a copy: CRoaring's in-place andnot is about twice as fast as
+        # the one that allocates its result.
+        result = BitMap(self._members, optimize=False)
+        removed: array[int] | None = None
+        first = True
+        for side in self._bounded:
+            cut, part, subtract = side.violated_nearest(value)  # type: ignore[arg-type]
+            if subtract:
+                if first:
+                    result -= cut
+                    result |= _bitmap(part)  # type: ignore[arg-type]
+                else:
+                    piece = BitMap(cut, optimize=False)
+                    piece -= _bitmap(part)  # type: ignore[arg-type]
+                    result -= piece
+            else:
+                if cut:
+                    result -= cut
+                if part is not None:
+                    removed = part if removed is None else removed + part
+            first = False
+        if self._empty:
+            result -= self._empty
+        if removed is not None:
+            result -= _bitmap(removed)
+        return result
 
     def violating(self, value: object) -> BitMap:
         """The member columns whose interval does not contain ``value``, as a new bitmap.
@@ -614,26 +670,31 @@ class RangeIndex:
 
     def _violations(self, value: Number) -> BitMap:
         """The member columns whose interval ``value`` (a number) violates, as a new bitmap:
-        the union of each side's checkpoint and corrections."""
-        first: BitMap | None = None
+        the union of each side's checkpoint and correction, taken from the nearer block edge."""
         result: BitMap | None = None
-        parts: array[int] | None = None
+        added: array[int] | None = None
         for side in self._bounded:
-            cut, part = side.violated(value)
-            if first is None:
-                first = cut
-            elif result is None:
-                result = first | cut
+            cut, part, subtract = side.violated_nearest(value)
+            if subtract:
+                piece = BitMap(cut, optimize=False)
+                piece -= _bitmap(part)  # type: ignore[arg-type]
+                if result is None:
+                    result = piece
+                else:
+                    result |= piece
+                continue
+            if result is None:
+                result = BitMap(cut, optimize=False)
             else:
                 result |= cut
             if part is not None:
-                parts = part if parts is None else parts + part
+                added = part if added is None else added + part
         if result is None:
-            result = BitMap(self._empty if first is None else first, optimize=False)
-        if first is not None and self._empty:
+            return BitMap(self._empty, optimize=False)
+        if self._empty:
             result |= self._empty
-        if parts is not None:
-            result.update(parts)
+        if added is not None:
+            result.update(added)
         return result
 
     def discard_violating(self, candidates: BitMap, value: object) -> None:

@@ -296,3 +296,22 @@ def test_each_candidate_tested_alone_at_every_bound(load: int) -> None:
             candidates = BitMap([candidate])
             index.discard_violating(candidates, value)
             assert (candidate in candidates) == (candidate not in model or candidate in inside)
+
+
+def test_a_test_that_posts_nothing_keeps_the_slot_off_the_ranges_shortcut() -> None:
+    """``IN ()`` (an Equals with no keys) posts nothing, yet constrains its column: removing
+    another test must not make the slot look like one of plain ranges."""
+    slot = FieldSlot("x")
+    tests = {
+        0: FieldTest("x", OfType(Kind.NUMBER)),
+        1: FieldTest("x", Equals(frozenset())),
+        2: FieldTest("x", InRange(None, False, None, False)),
+    }
+    for column, test in tests.items():
+        slot.add(column, test)
+    slot.remove(0, tests[0])
+    assert set(slot.violated_now(Kind.NUMBER, 1.0)) == {1}
+    assert set(slot.satisfied_now(Kind.NUMBER, 1.0)) == {2}
+    candidates = BitMap([1, 2, 3])
+    slot.discard_violated(candidates, Kind.NUMBER, 1.0)
+    assert set(candidates) == {2, 3}

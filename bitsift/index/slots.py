@@ -172,9 +172,10 @@ class FieldSlot:
         ``price``/``qty`` in W3): a number's answers then come straight from them."""
 
     def _update_shape(self) -> None:
-        plain = self._plain
-        only = not (self._missing or self._negated or plain.keys or plain.kinds or plain.prefixes)
-        self._ranges_only = plain.ranges if only else None
+        # A column holds one test per slot, so this counts every test that is not a plain range
+        # (an Equals with no keys posts nothing anywhere, but still constrains its column).
+        ranges = self._plain.ranges
+        self._ranges_only = ranges if len(ranges) == len(self.constrained) else None
 
     def add(self, column: int, test: FieldTest) -> None:
         self._cache.clear()

@@ -2,8 +2,9 @@
 
 ``to_dnf`` remembers leaves in a bounded cache keyed by flat tuples, decides constant ``AND``/``OR``
 from their operands, and sorts conjunctions of distinct plain fields by field name instead of by
-text. Each shortcut is checked here against the slow rule it replaces, and every DNF against the
-reference evaluator in three-valued logic.
+text; the column table skips lane counting for one test per field. Each shortcut is checked here
+against the slow rule it replaces, and every DNF against the reference evaluator in three-valued
+logic.
 """
 
 from __future__ import annotations
@@ -247,7 +248,7 @@ def test_a_large_leaf_is_not_remembered() -> None:
     small = ast_of("x IN ('a', 'b')")
     to_dnf(large)
     to_dnf(small)
-    remembered = normalize._LEAF_CACHES[True]
+    remembered = normalize._RECENT[True]
     assert normalize._leaf_key(small) in remembered
     assert normalize._leaf_key(large) not in remembered
     long_name = ast_of('"' + "n" * 400 + '" = 1')
@@ -259,7 +260,20 @@ def test_the_leaf_cache_never_passes_its_limit(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(normalize, "LEAF_CACHE_LIMIT", 8)
     for number in range(50):
         to_dnf(ast_of(f"x = {number} AND NOT y = {number}"))
-        assert all(len(cache) <= 8 for cache in normalize._LEAF_CACHES)
+        generations = (*normalize._RECENT, *normalize._EARLIER)
+        assert all(len(generation) <= 8 for generation in generations)
+
+
+def test_a_leaf_in_use_survives_the_generations(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(normalize, "LEAF_CACHE_LIMIT", 8)
+    hot = ast_of("exchange = 'nyse'")
+    first = normalize._truth(hot, True, 64)
+    for number in range(100):  # one-off leaves: many generations come and go
+        to_dnf(ast_of(f"price BETWEEN {number} AND {number + 5} AND exchange = 'nyse'"))
+        assert normalize._truth(hot, True, 64) is first  # never recomputed: the same atoms
+    one_off = normalize._leaf_key(ast_of("price BETWEEN 0 AND 5"))
+    assert all(one_off not in generation for generation in normalize._RECENT)
+    assert all(one_off not in generation for generation in normalize._EARLIER)
 
 
 def test_leaf_weights_stop_counting_past_the_limit() -> None:

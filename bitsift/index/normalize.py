@@ -23,11 +23,13 @@ is most of the build. Three things keep it cheap without changing a single resul
   constant ``AND``/``OR`` is decided from its operands (Kleene logic) instead of by re-walking it.
 * Leaves (``symbol = 'IBM'``, ``side = 'buy'``, ...) recur across thousands of subscriptions, so
   the result of each small leaf is remembered, keyed by a flat tuple of its names and values
-  (hashed and compared in C, unlike the syntax nodes). The cache is bounded for untrusted
-  selectors: :data:`LEAF_CACHE_LIMIT` leaves per polarity, none heavier than
-  :data:`LEAF_CACHE_MAX_WEIGHT` (heavier ones are simply not remembered), about 21 MiB at worst.
-  Threads share it safely: a lookup or an insertion is one dictionary operation, atomic in
-  CPython, and emptying it when full only costs recomputation.
+  (hashed and compared in C, unlike the syntax nodes). Remembered leaves also hand out the same
+  atom objects again, which the index's dictionaries then compare by identity. The cache is
+  bounded for untrusted selectors: two generations of :data:`LEAF_CACHE_LIMIT` leaves per
+  polarity (a leaf in use moves to the newer one, a full newer one replaces the older), none
+  heavier than :data:`LEAF_CACHE_MAX_WEIGHT` (heavier ones are not remembered): about 21 MiB
+  at worst. Threads share it safely: lookups and insertions are single dictionary operations,
+  atomic in CPython, and a lost entry only costs recomputation.
 * Conjunctions are sorted canonically by the text of their atoms, which is slow to produce. For
   field tests on names without spaces or control characters, that order is the order of field
   names, then of texts within one field (each text is the field name, a space, then the rest).
@@ -97,14 +99,14 @@ _Result = tuple[_Terms, bool]
 
 MAX_CONJUNCTIONS = 64
 """Most conjunctions one node may expand to before it is checked as a residual instead."""
-LEAF_CACHE_LIMIT = 1 << 12
-"""Leaves remembered per polarity (TRUE, FALSE) before the cache is emptied and starts again."""
+LEAF_CACHE_LIMIT = 1 << 11
+"""Leaves in one generation of the cache, per polarity (TRUE, FALSE); two generations are kept."""
 LEAF_CACHE_MAX_WEIGHT = 128
 """Heaviest leaf remembered, in :func:`_leaf_weight` units: eight per syntax node (an ``IN`` item
 is one) plus one per character of names, strings and patterns. ``symbol = 'IBM'`` weighs about
 33, a W3 ``IN`` of four symbols 70; an ``IN`` of 15 numbers or more is never remembered. Filled
-with the heaviest leaves it remembers, the cache holds about 21 MiB for both polarities together
-(measured with tracemalloc); the atom-order cache adds at most 4,096 texts of 128 characters."""
+with the heaviest leaves it remembers, the cache holds about 21 MiB (both generations and both
+polarities, measured with tracemalloc); the atom-order cache adds at most 4,096 short texts."""
 _NODE_WEIGHT = 8
 _ORDER_CACHE_LIMIT = 1 << 12
 _ORDER_CACHE_MAX_TEXT = 128
@@ -125,13 +127,16 @@ _VALUE_NODES = (
     Arithmetic,
 )
 
-_LEAF_CACHES: tuple[dict[Hashable, _Result], dict[Hashable, _Result]] = ({}, {})
-"""Leaf results for ``want`` FALSE (index 0) and TRUE (index 1); see the module docstring."""
+_RECENT: list[dict[Hashable, _Result]] = [{}, {}]
+"""Leaf results remembered lately, for ``want`` FALSE (index 0) and TRUE (index 1)."""
+_EARLIER: list[dict[Hashable, _Result]] = [{}, {}]
+"""The generation before: a leaf found here moves back to :data:`_RECENT`, so leaves in use
+survive while the one-off ones (a random ``BETWEEN``) age out two generations later."""
 _ORDER_CACHE: dict[Atom, tuple[int, str]] = {}
 _PLAIN_NAMES: set[str] = set()
 """Field names known to hold no space or control character (see :func:`_conjoin`)."""
-_PLAIN_NAMES_LIMIT = 1 << 15
-_PLAIN_NAME_MAX_LENGTH = 256
+_PLAIN_NAMES_LIMIT = 1 << 12
+_PLAIN_NAME_MAX_LENGTH = 128
 _SPACE_OR_CONTROL = re.compile(r"[\x00- ]")
 _field_of = attrgetter("field")
 
@@ -159,8 +164,8 @@ def explain(node: Node | None) -> str:
 
 def clear_caches() -> None:
     """Forget every remembered leaf and atom order (tests use it to compare cold and warm runs)."""
-    for cache in _LEAF_CACHES:
-        cache.clear()
+    for generation in (*_RECENT, *_EARLIER):
+        generation.clear()
     _ORDER_CACHE.clear()
     _PLAIN_NAMES.clear()
 
@@ -174,10 +179,10 @@ def _truth(node: Node, want: bool, cap: int) -> _Result:
         kind = type(node)
     if kind is not And and kind is not Or:
         key = _leaf_key(node)
-        return _LEAF_CACHES[want].get(key) or _remember(node, want, key)
+        return _RECENT[want].get(key) or _remember(node, want, key)
     # TRUE of AND and FALSE of OR need every operand; the other two need any one.
     needs_all = (kind is And) is want
-    cache = _LEAF_CACHES[want]
+    recent = _RECENT[want]
     parts: list[_Terms] = []
     constant = True
     for operand in node.operands:  # type: ignore[union-attr]
@@ -185,7 +190,7 @@ def _truth(node: Node, want: bool, cap: int) -> _Result:
             terms, operand_constant = _truth(operand, want, cap)
         else:  # a leaf, looked up here: most operands are leaves, and a call costs
             key = _leaf_key(operand)
-            terms, operand_constant = cache.get(key) or _remember(operand, want, key)
+            terms, operand_constant = recent.get(key) or _remember(operand, want, key)
         parts.append(terms)
         constant = constant and operand_constant
     if constant:
@@ -200,18 +205,24 @@ def _truth(node: Node, want: bool, cap: int) -> _Result:
 
 
 def _remember(node: Node, want: bool, key: Hashable) -> _Result:
-    """The result for a leaf the cache does not hold, remembered when the leaf is small."""
-    result = _leaf_result(node, want)
-    if type(key) is tuple:
-        # About two elements per node (see _leaf_key), so about _leaf_weight(node).
-        weight = _NODE_WEIGHT // 2 * len(key) + sum([len(p) for p in key if type(p) is str])
-    else:
-        weight = _leaf_weight(node)
-    if weight <= LEAF_CACHE_MAX_WEIGHT:
-        cache = _LEAF_CACHES[want]
-        if len(cache) >= LEAF_CACHE_LIMIT:
-            cache.clear()
-        cache[key] = result
+    """The result for a leaf not remembered lately, remembered now when the leaf is small."""
+    result = _EARLIER[want].get(key)
+    if result is None:
+        result = _leaf_result(node, want)
+        if type(key) is tuple:
+            # About two elements per node (see _leaf_key), so about _leaf_weight(node).
+            weight = _NODE_WEIGHT // 2 * len(key) + sum([len(p) for p in key if type(p) is str])
+        else:
+            weight = _leaf_weight(node)
+        if weight > LEAF_CACHE_MAX_WEIGHT:
+            return result
+    recent = _RECENT[want]
+    if len(recent) >= LEAF_CACHE_LIMIT:
+        # A new generation; the oldest is dropped. Another thread may still add a few entries
+        # to the one it holds, which only delays them.
+        _EARLIER[want] = recent
+        recent = _RECENT[want] = {}
+    recent[key] = result
     return result
 
 

@@ -638,7 +638,7 @@ class RangeIndex:
             if subtract:
                 if first:
                     result -= cut
-                    result |= _bitmap(part)  # type: ignore[arg-type]
+                    result.update(part)  # type: ignore[arg-type]
                 else:
                     piece = BitMap(cut, optimize=False)
                     piece -= _bitmap(part)  # type: ignore[arg-type]

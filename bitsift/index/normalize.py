@@ -17,7 +17,7 @@ Distributing AND over OR can multiply terms, so each node's DNF is capped
 trades index precision for bounded memory; results stay exact either way.
 
 Building an index normalises every subscription, so this runs once per subscription and its cost
-is most of the build. Three things keep it cheap without changing a single result:
+is a large part of the build. Three things keep it cheap without changing a single result:
 
 * One bottom-up pass. Each node reports its DNF *and* whether it reads no message property, so a
   constant ``AND``/``OR`` is decided from its operands (Kleene logic) instead of by re-walking it.
@@ -31,10 +31,11 @@ is most of the build. Three things keep it cheap without changing a single resul
   at worst. Threads share it safely: lookups and insertions are single dictionary operations,
   atomic in CPython, and a lost entry only costs recomputation.
 * Conjunctions are sorted canonically by the text of their atoms, which is slow to produce. For
-  field tests on names without spaces or control characters, that order is the order of field
-  names, then of texts within one field (each text is the field name, a space, then the rest).
-  So when no field is tested by two of the conjunctions being combined, which are each already
-  in order, a stable sort by field name gives the canonical order without building any text.
+  field tests on names with no character at or below the space (U+0000 to U+0020), that order
+  is the order of field names, then of texts within one field (each text is the field name, a
+  space, then the rest). So when no field is tested by two of the conjunctions being combined,
+  each already in order, a stable sort by field name gives the canonical order without building
+  any text.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ _EARLIER: list[dict[Hashable, _Result]] = [{}, {}]
 survive while the one-off ones (a random ``BETWEEN``) age out two generations later."""
 _ORDER_CACHE: dict[Atom, tuple[int, str]] = {}
 _PLAIN_NAMES: set[str] = set()
-"""Field names known to hold no space or control character (see :func:`_conjoin`)."""
+"""Field names known to hold no character at or below the space (see :func:`_conjoin`)."""
 _PLAIN_NAMES_LIMIT = 1 << 12
 _PLAIN_NAME_MAX_LENGTH = 128
 _SPACE_OR_CONTROL = re.compile(r"[\x00- ]")
@@ -384,7 +385,7 @@ def _conjoin(parts: Sequence[Conjunction]) -> Conjunction:
 
 
 def _all_plain(names: Iterable[str]) -> bool:
-    """Whether no name holds a space or control character; short plain names are remembered."""
+    """Whether no name holds a character at or below the space; short plain names are remembered."""
     for name in names:
         if name not in _PLAIN_NAMES:
             if _SPACE_OR_CONTROL.search(name):

@@ -21,7 +21,7 @@ from strategies import _numeric, messages
 
 from bitsift import Subscription, SubscriptionIndex, parse
 from bitsift.errors import SelectorSyntaxError
-from bitsift.index.bits import from_positions, positions, to_bitmap, to_int
+from bitsift.index.bits import from_positions, position_array, positions, to_bitmap, to_int
 from bitsift.index.derived import PREFIX, compile_expression
 from bitsift.index.results import Matches
 from bitsift.selectors.evaluate import value_of
@@ -47,7 +47,7 @@ def test_roaring_to_int_and_back(columns: list[int], optimise: bool, run: Any) -
         bitmap.run_optimize()
     number = to_int(bitmap)
     assert number == sum(1 << column for column in bitmap)
-    assert positions(number) == list(bitmap)
+    assert positions(number) == list(bitmap) == position_array(number).tolist()
     assert to_bitmap(number) == bitmap
     assert from_positions(list(bitmap)) == number
 
@@ -57,6 +57,8 @@ def test_positions_of_dense_and_sparse_integers() -> None:
     everything = (1 << 20_000) - 1  # past the word count where numpy unpacks the bits
     assert positions(everything) == list(range(20_000))
     assert positions(everything ^ (1 << 777)) == [n for n in range(20_000) if n != 777]
+    assert position_array(everything).tolist() == list(range(20_000))
+    assert position_array((1 << 63) | (1 << 130) | 7).tolist() == [0, 1, 2, 63, 130]
 
 
 # -- derived fields ----------------------------------------------------------------------------

@@ -144,15 +144,26 @@ def positions(bits: int) -> list[int]:
 
 
 def position_array(bits: int) -> Any:
-    """:func:`positions` as a numpy ``int64`` array (no Python int per bit: for gathering)."""
+    """:func:`positions` as a numpy ``int64`` array (no Python int per bit: for gathering).
+
+    In a sparse result most non-zero words hold one bit, whose position is its exact base-2
+    logarithm (powers of two are exact in float64); only words with several bits are unpacked.
+    """
     import numpy
 
     if not bits:
         return numpy.zeros(0, numpy.int64)
     words = numpy.frombuffer(bits.to_bytes((bits.bit_length() + 63) // 64 * 8, "little"), "<u8")
     nonzero = words.nonzero()[0]
-    hits = numpy.unpackbits(words[nonzero].view(numpy.uint8), bitorder="little").nonzero()[0]
-    return (nonzero[hits >> 6] << 6) | (hits & 63)
+    values = words[nonzero]
+    single = (values & (values - numpy.uint64(1))) == 0
+    found = (nonzero[single] << 6) + numpy.log2(values[single]).astype(numpy.int64)
+    if single.all():
+        return found
+    several = nonzero[~single]
+    hits = numpy.unpackbits(values[~single].view(numpy.uint8), bitorder="little").nonzero()[0]
+    more = (several[hits >> 6] << 6) | (hits & 63)
+    return numpy.sort(numpy.concatenate([found, more]))
 
 
 def to_bitmap(bits: int) -> FrozenBitMap:

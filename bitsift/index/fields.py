@@ -50,7 +50,12 @@ from bitsift.index.slots import FieldSlot
 __all__ = ["FieldIndex", "CACHE_BYTES", "dense"]
 
 CACHE_BYTES = 8 * 1024 * 1024
-"""Default bytes of cached answers per field."""
+"""The least bytes of cached answers per field when the budget is automatic."""
+CACHE_ANSWERS = 4096
+"""Answers an automatic budget holds at least: 8 MiB, or 4,096 answers of the universe's width
+(about 60 MiB per busy field at 115,000 columns). A stream's working set (distinct symbols, price
+and quantity buckets) fits, so a warm index answers from the cache; pass an explicit budget to
+trade speed for memory."""
 _LONGEST_CACHED_STRING = 1024
 _MAX_ENTRIES = 1 << 16
 _ENTRY_OVERHEAD = 120
@@ -106,6 +111,7 @@ class FieldIndex:
     __slots__ = (
         "field",
         "lanes",
+        "_budget",
         "budget",
         "_universe",
         "_bounds",
@@ -122,11 +128,13 @@ class FieldIndex:
         field: str,
         lanes: list[FieldSlot],
         universe: FrozenBitMap,
-        budget: int = CACHE_BYTES,
+        budget: int | None = None,
     ) -> None:
         self.field = field
         self.lanes = lanes
-        self.budget = budget
+        self._budget = budget
+        """The explicit budget in bytes, or None for the automatic one (CACHE_ANSWERS)."""
+        self.budget = CACHE_BYTES
         self._bounds: dict[Any, int] = {}
         """Each distinct boundary and how many tests mention it."""
         self._sorted: list[Any] | None = []
@@ -196,6 +204,10 @@ class FieldIndex:
         self._universe = universe
         width = universe.max() + 1 if universe else 0
         self._entry_bytes = (width + 7) // 8 + _ENTRY_OVERHEAD
+        explicit = self._budget
+        self.budget = (
+            max(CACHE_BYTES, CACHE_ANSWERS * self._entry_bytes) if explicit is None else explicit
+        )
         self.forget()
 
     def __bool__(self) -> bool:

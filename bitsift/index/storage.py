@@ -44,6 +44,7 @@ def save_index(index: SubscriptionIndex, path: str | os.PathLike[str]) -> None:
             "options": {
                 "topic_cache_size": state["topic_cache_size"],
                 "max_conjunctions": state["max_conjunctions"],
+                "cache_bytes": state["cache_bytes"],
             },
         },
         separators=(",", ":"),
@@ -96,8 +97,14 @@ def load_index(path: str | os.PathLike[str]) -> SubscriptionIndex:
             subscriptions,
             topic_cache_size=int(options["topic_cache_size"]),
             max_conjunctions=int(options["max_conjunctions"]),
+            cache_bytes=_optional_int(options.get("cache_bytes")),
         )
     except (ValueError, KeyError, TypeError, ValidationError) as error:
         raise IndexFileError(
             f"{path} has a valid checksum but unreadable contents: {error}"
         ) from None
+
+
+def _optional_int(value: object) -> int | None:
+    """``cache_bytes``: absent (files written before it existed) or null means automatic."""
+    return None if value is None else int(value)  # type: ignore[call-overload]

@@ -35,7 +35,7 @@ from bitsift.errors import MessageError, UnknownSubscriptionError
 from bitsift.index.bits import from_positions, position_array, positions, to_int
 from bitsift.index.columns import Column, ColumnTable
 from bitsift.index.derived import Evaluator, compile_expression, derive
-from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, FieldIndex
+from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, CACHE_ANSWERS, FieldIndex
 from bitsift.index.normalize import MAX_CONJUNCTIONS, explain, to_dnf
 from bitsift.index.results import EMPTY, Matches
 from bitsift.index.slots import FieldSlot
@@ -101,10 +101,12 @@ class SubscriptionIndex:
         subscriptions: Iterable[Subscription] = (),
         *,
         topic_cache_size: int = 4096,
+        cache_bytes: int | None = None,
         max_conjunctions: int = MAX_CONJUNCTIONS,
     ) -> None:
         self._lock = threading.RLock()
         self._topic_cache_size = topic_cache_size
+        self._cache_bytes = cache_bytes
         self._max_conjunctions = max_conjunctions
         self._subscriptions: dict[str, Subscription] = {}
         self._columns_of: dict[str, list[Column]] = {}
@@ -284,7 +286,9 @@ class SubscriptionIndex:
         for lane, test in column.field_tests:
             found = fields.get(test.field)
             if found is None:
-                found = fields[test.field] = FieldIndex(test.field, [], self._universe)
+                found = fields[test.field] = FieldIndex(
+                    test.field, [], self._universe, self._cache_bytes
+                )
                 self._slots[test.field] = found.lanes
                 self._plan = None
             found.add(lane, number, test)
@@ -438,7 +442,10 @@ class SubscriptionIndex:
                 cache = self._topic_starts
                 size = (len(self._universe) + 7) // 8 + 120
                 self._topic_bytes += size
-                while self._topic_bytes > _TOPIC_CACHE_BYTES and cache:
+                budget = self._cache_bytes
+                if budget is None:
+                    budget = max(_TOPIC_CACHE_BYTES, CACHE_ANSWERS * size)
+                while self._topic_bytes > budget and cache:
                     del cache[next(iter(cache))]
                     self._topic_bytes -= size
                 cache[topic] = found
@@ -493,24 +500,23 @@ class SubscriptionIndex:
         sole = self._sole
         checked = self._checked
         shared = to_int(self._shared) if checked is None else checked[1]
-        if shared and columns & shared:
-            table = self._table.by_number
-            ids: set[str] = set()
-            for number in positions(columns):
-                subscriber = sole[number]
-                if subscriber is None:
-                    ids.update(table[number].subscribers)
-                else:
-                    ids.add(subscriber)
-            return frozenset(ids)
         names = self._names
         if names is None:
             import numpy
 
             names = self._names = numpy.empty(len(sole) + len(sole) // 4 + 64, object)
             names[: len(sole)] = sole
-        found: list[str] = names[position_array(columns)].tolist()
-        return frozenset(found)
+        found: list[str | None] = names[position_array(columns)].tolist()
+        several = columns & shared
+        if not several:
+            return frozenset(found)  # type: ignore[arg-type]
+        # Columns with two or more subscribers have None in ``names``: add their subscribers.
+        ids = set(found)
+        ids.discard(None)
+        table = self._table.by_number
+        for number in positions(several):
+            ids.update(table[number].subscribers)
+        return frozenset(ids)  # type: ignore[arg-type]
 
     def explain(self, subscription_id: str) -> str:
         """How the index sees one subscription's selector: a line per conjunction."""
@@ -546,6 +552,7 @@ class SubscriptionIndex:
                     subscription.model_dump() for subscription in self._subscriptions.values()
                 ],
                 "topic_cache_size": self._topic_cache_size,
+                "cache_bytes": self._cache_bytes,
                 "max_conjunctions": self._max_conjunctions,
             }
 
@@ -555,6 +562,7 @@ class SubscriptionIndex:
         self.__init__(  # type: ignore[misc]
             (Subscription.model_validate(entry) for entry in state["subscriptions"]),
             topic_cache_size=state["topic_cache_size"],
+            cache_bytes=state.get("cache_bytes"),
             max_conjunctions=state["max_conjunctions"],
         )
 

@@ -766,10 +766,13 @@ class RangeIndex:
         return (_restore, (self._load, [(column, *astuple(iv)) for column, iv in self.intervals()]))
 
     def prepare(self) -> None:
-        """Rebuild any checkpoints dropped by a burst of changes now, rather than in the next
-        query (call it after a bulk load, before readers share the index)."""
+        """Sort in the bounds a burst of changes left pending and rebuild the checkpoints now,
+        rather than in the next query: call it after a bulk load (about 17 µs per W2
+        subscription, 10 ranges), before readers share the index, and while the garbage
+        collector is paused if the load paused it."""
         for side in self._bounded:
-            side.violated(0)
+            if side._cuts is None:
+                side._prepared_cuts()
 
     def holds_nothing(self) -> bool:
         """Whether no interval, bound, checkpoint or table slot is left (tests check removal)."""

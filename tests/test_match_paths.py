@@ -146,6 +146,17 @@ def test_a_result_read_after_changes_reports_the_match_time() -> None:
     assert index.match({"a": 3}) == {"s1", "s2", "new"}
 
 
+def test_thousands_of_unread_results_survive_pruning_and_a_change() -> None:
+    index = SubscriptionIndex([Subscription(id=f"s{n}", selector=f"a > {n}") for n in range(4)])
+    kept = [index.match({"a": n % 5}) for n in range(3000)]  # past the pruning thresholds
+    for n in range(3000):
+        index.match({"a": 4})  # freed at once: pruned, never resolved
+    index.remove("s0")
+    assert len(index._pending) == 0
+    for n, found in enumerate(kept):
+        assert found == {f"s{m}" for m in range(n % 5) if m < 4}
+
+
 def test_a_result_is_a_set() -> None:
     index = SubscriptionIndex(
         [

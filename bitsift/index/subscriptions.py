@@ -49,6 +49,8 @@ __all__ = ["SubscriptionIndex"]
 
 _STEP = 4096
 """The universe grows by at least this many columns (and by a quarter of itself) at a time."""
+_PRUNE_AT = 1024
+"""Pending result references kept before the dead ones are pruned (see ``_pending``)."""
 _TOPIC_CACHE_BYTES = 8 * 1024 * 1024
 """Bytes of per-topic starting sets (one integer each) kept between messages."""
 
@@ -142,10 +144,13 @@ class SubscriptionIndex:
         """Each derived field's expression (:mod:`~bitsift.index.derived`), by derived name."""
         self._plan: list[_Step] | None = None
         """The fields in matching order, each with its expression if derived (None: rebuild)."""
-        self._pending: dict[int, weakref.ref[Matches]] = {}
-        """Results handed out and not yet read, by id() of their weak reference: resolved before
-        any change (results.py). Not a WeakSet: that would hash the results, and a result's hash
-        is its ids' (it equals a frozenset of them), which is the lookup this defers."""
+        self._pending: list[weakref.ref[Matches]] = []
+        """Weak references to results handed out since the last change, resolved before the next
+        one (results.py). Not a WeakSet: that would hash the results, and a result's hash is its
+        ids' (it equals a frozenset of them), which is the lookup this defers. No callbacks
+        either: dead references are pruned when the list doubles, so it holds at most twice the
+        results still alive and unread, plus 1,024."""
+        self._prune_at = _PRUNE_AT
         # A bulk load allocates hundreds of thousands of small objects and frees almost none, so
         # the cyclic garbage collector would rescan a growing heap again and again (half of the
         # build time at 10k subscriptions). The index makes no reference cycles, so the collector
@@ -333,13 +338,14 @@ class SubscriptionIndex:
             if not columns:
                 return EMPTY
             result = Matches(self, columns)
-            reference = weakref.ref(result, self._drop_pending)
-            self._pending[id(reference)] = reference
+            pending = self._pending
+            pending.append(weakref.ref(result))
+            if len(pending) >= self._prune_at:
+                pending[:] = [
+                    ref for ref in pending if (alive := ref()) is not None and alive._ids is None
+                ]
+                self._prune_at = max(_PRUNE_AT, 2 * len(pending))
             return result
-
-    def _drop_pending(self, reference: weakref.ref[Matches]) -> None:
-        """A pending result was freed unread (weakref callback; dict.pop is atomic)."""
-        self._pending.pop(id(reference), None)
 
     def _resolve(self, result: Matches) -> frozenset[str]:
         """The ids of a pending result (see :mod:`bitsift.index.results`)."""
@@ -355,11 +361,12 @@ class SubscriptionIndex:
         """Resolve every result not read yet, before a change moves the columns-to-ids tables."""
         pending = self._pending
         if pending:
-            for reference in list(pending.values()):
+            for reference in pending:
                 result = reference()
                 if result is not None and result._ids is None and result._columns is not None:
                     result._settle(self._ids(result._columns))
             pending.clear()
+            self._prune_at = _PRUNE_AT
 
     def match_clients(
         self, properties: Mapping[str, Any], topic: str | None = None

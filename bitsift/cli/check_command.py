@@ -23,7 +23,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     from bitsift.errors import SubscriptionFileError
-    from bitsift.index.normalize import explain
+    from bitsift.index.derived import explain
     from bitsift.subscription_files import load_subscriptions
 
     status = 0

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bitsift.index.criteria import FieldTest, Residual
-from bitsift.index.normalize import Conjunction, to_dnf
+from bitsift.index.normalize import MAX_CONJUNCTIONS, Conjunction, to_dnf
 from bitsift.selectors.ast import (
     Arithmetic,
     Between,
@@ -50,7 +50,7 @@ from bitsift.selectors.ast import (
 from bitsift.selectors.evaluate import identifiers, value_of
 from bitsift.selectors.values import Value, arithmetic, lookup, negate, normalize
 
-__all__ = ["PREFIX", "Evaluator", "compile_expression", "derive", "derived_name"]
+__all__ = ["PREFIX", "Evaluator", "compile_expression", "derive", "derived_name", "explain"]
 
 Evaluator = Callable[[Mapping[str, Any]], Value]
 
@@ -145,3 +145,21 @@ def compile_expression(node: Node) -> Evaluator:
         operand = compile_expression(node.operand)
         return lambda message: negate(operand(message))
     return lambda message: value_of(node, message)
+
+
+def explain(node: Node | None, max_conjunctions: int = MAX_CONJUNCTIONS) -> str:
+    """How the subscription index reads a selector: a line per conjunction, atoms joined by AND,
+    a derived field shown as its expression in parentheses.
+
+    >>> from bitsift import parse
+    >>> print(explain(parse("price * qty > 5 OR side = 'buy'").ast))
+    (price * qty) in (5, +inf) AND price present AND qty present
+    side in {'buy'}
+    """
+    conjunctions = to_dnf(node, max_conjunctions)
+    if not conjunctions:
+        return "never TRUE"
+    return "\n".join(
+        " AND ".join(str(atom).replace(PREFIX, "") for atom in derive(conjunction)[0]) or "TRUE"
+        for conjunction in conjunctions
+    )

@@ -34,9 +34,9 @@ from pyroaring import BitMap, FrozenBitMap
 from bitsift.errors import MessageError, UnknownSubscriptionError
 from bitsift.index.bits import from_positions, position_array, positions, to_int
 from bitsift.index.columns import Column, ColumnTable
-from bitsift.index.derived import Evaluator, compile_expression, derive
+from bitsift.index.derived import Evaluator, compile_expression, derive, explain
 from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, CACHE_ANSWERS, FieldIndex
-from bitsift.index.normalize import MAX_CONJUNCTIONS, explain, to_dnf
+from bitsift.index.normalize import MAX_CONJUNCTIONS, to_dnf
 from bitsift.index.results import EMPTY, Matches
 from bitsift.index.slots import FieldSlot
 from bitsift.index.topics import TopicIndex
@@ -530,7 +530,8 @@ class SubscriptionIndex:
         with self._lock:
             if subscription_id not in self._subscriptions:
                 raise UnknownSubscriptionError(f"no subscription with id {subscription_id!r}")
-            return explain(self._subscriptions[subscription_id].parsed_selector.ast)
+            node = self._subscriptions[subscription_id].parsed_selector.ast
+        return explain(node, self._max_conjunctions)
 
     def __len__(self) -> int:
         return len(self._subscriptions)

@@ -68,7 +68,7 @@ def _chunk_from_values(data: bytes, offset: int, count: int) -> int:
     import numpy
 
     values = numpy.frombuffer(data, "<u2", count=count, offset=offset)
-    bits = numpy.zeros(65536, numpy.uint8)
+    bits = numpy.zeros(int(values[-1]) + 1, numpy.uint8)  # values are sorted: the last is top
     bits[values] = 1
     return int.from_bytes(numpy.packbits(bits, bitorder="little").tobytes(), "little")
 
@@ -79,6 +79,7 @@ def to_int(bitmap: BitMap | FrozenBitMap) -> int:
     if not bitmap:
         return 0
     data = bitmap.serialize()
+    top = bitmap.max()
     cookie = int.from_bytes(data[0:4], "little")
     run_flags: bytes | None
     if cookie & 0xFFFF == _WITH_RUNS:
@@ -109,7 +110,10 @@ def to_int(bitmap: BitMap | FrozenBitMap) -> int:
             for start, extra in zip(bounds[::2], bounds[1::2], strict=True):
                 chunk |= ((1 << (extra + 1)) - 1) << start
         elif cardinality > 4096:
-            chunk = int.from_bytes(data[offset : offset + 8192], "little")
+            # Only the bytes up to the highest member: an answer is as wide as the universe,
+            # often far less than the 65,536 columns of its last chunk.
+            used = ((top & 0xFFFF) >> 3) + 1 if key == top >> 16 else 8192
+            chunk = int.from_bytes(data[offset : offset + used], "little")
             offset += 8192
         else:
             chunk = _chunk_from_values(data, offset, cardinality)

@@ -120,7 +120,7 @@ class FieldIndex:
         "_cache",
         "_bytes",
         "_entry_bytes",
-        "_open",
+        "_everything",
     )
 
     def __init__(
@@ -144,8 +144,6 @@ class FieldIndex:
         """Answers by key: a str, a numeric bucket (int), or a tagged tuple (see ``answer``). The
         subscription index reads it directly in its match loop."""
         self._bytes = 0
-        self._open: list[FrozenBitMap] | None = None
-        """Per lane, the universe minus the lane's constrained columns (rebuilt after a change)."""
         self.set_universe(universe)
 
     # -- changes ---------------------------------------------------------------------------------
@@ -194,16 +192,16 @@ class FieldIndex:
 
     def forget(self) -> None:
         """Empty the answer cache (after any change to the field's tests)."""
-        if self._cache or self._open is not None:
+        if self._cache:
             self._cache.clear()
             self._bytes = 0
-            self._open = None
 
     def set_universe(self, universe: FrozenBitMap) -> None:
         """Take complements against ``universe`` from now on (it must hold every column)."""
         self._universe = universe
         width = universe.max() + 1 if universe else 0
         self._entry_bytes = (width + 7) // 8 + _ENTRY_OVERHEAD
+        self._everything = to_int(universe)
         explicit = self._budget
         self.budget = (
             max(CACHE_BYTES, CACHE_ANSWERS * self._entry_bytes) if explicit is None else explicit
@@ -269,22 +267,18 @@ class FieldIndex:
         return to_bitmap(self.answer(value))
 
     def _exact(self, kind: Kind, value: object) -> int:
-        """The allowed columns, computed afresh from the lanes in roaring, then as an integer.
-
-        ``universe - (constrained - satisfied) == (universe - constrained) | satisfied``, per lane.
-        """
+        """The allowed columns, computed afresh: the universe minus what any lane's test rules
+        out (each lane answers in roaring, from its postings and range checkpoints), as an
+        integer. Every violated column is a constrained one, so inside the universe."""
         lanes = self.lanes
         if not lanes:
-            return to_int(self._universe)
-        opened = self._open
-        if opened is None:
-            universe = self._universe
-            opened = self._open = [dense(universe - lane.constrained) for lane in lanes]
-        answer = BitMap(opened[0], optimize=False)
-        answer |= lanes[0].satisfied_now(kind, value)
-        for lane, open_columns in zip(lanes[1:], opened[1:], strict=True):
-            answer &= open_columns | lane.satisfied_now(kind, value)
-        return to_int(answer)
+            return self._everything
+        violated = lanes[0].violated_now(kind, value)
+        if len(lanes) > 1:
+            violated = BitMap.union(
+                violated, *(lane.violated_now(kind, value) for lane in lanes[1:])
+            )
+        return self._everything ^ to_int(violated)
 
     @property
     def cached(self) -> int:

@@ -161,6 +161,11 @@ class SubscriptionIndex:
         try:
             for subscription in subscriptions:
                 self.add(subscription)
+            # Sort the loaded range bounds and build their checkpoints now, with the collector
+            # still paused, rather than in the first match (ranges.py: bulk loads sort once).
+            for lanes in self._slots.values():
+                for lane in lanes:
+                    lane.prepare()
         finally:
             if collecting:
                 gc.enable()

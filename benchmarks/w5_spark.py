@@ -164,8 +164,9 @@ def batch_results(messages: int, subscriptions: int = 1_000) -> Result:
     # Correctness first, on everything: the batch matcher equals the single-message matcher.
     found = [ids for batch, names in batches for ids in matcher.match(batch, names)]
     started = time.perf_counter()
-    expected = [
-        index.match(properties, topic) for properties, topic in zip(rows, topics, strict=True)
+    expected = [  # resolve(): the ids themselves, as the batch matcher gives them
+        index.match(properties, topic).resolve()
+        for properties, topic in zip(rows, topics, strict=True)
     ]
     loop_seconds = time.perf_counter() - started
     if found != expected:

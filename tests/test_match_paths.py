@@ -149,7 +149,7 @@ def test_a_result_read_after_changes_reports_the_match_time() -> None:
 def test_thousands_of_unread_results_survive_pruning_and_a_change() -> None:
     index = SubscriptionIndex([Subscription(id=f"s{n}", selector=f"a > {n}") for n in range(4)])
     kept = [index.match({"a": n % 5}) for n in range(3000)]  # past the pruning thresholds
-    for n in range(3000):
+    for _ in range(3000):
         index.match({"a": 4})  # freed at once: pruned, never resolved
     index.remove("s0")
     assert len(index._pending) == 0
@@ -198,3 +198,63 @@ def test_results_resolve_safely_while_another_thread_changes_the_index() -> None
     finally:
         stop.set()
         worker.join(timeout=30)
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 5), st.integers(-5, 15), st.integers(0, 10)),
+            min_size=1,
+            max_size=5,
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.lists(
+        st.dictionaries(
+            st.sampled_from([f"a{n}" for n in range(6)]),
+            st.one_of(st.integers(-8, 30), st.floats(-8, 30), st.none(), st.text("ab", max_size=2)),
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_messages_that_miss_the_caches_match_in_roaring_exactly(
+    shapes: list[list[tuple[int, int, int]]], batch: list[dict[str, Any]]
+) -> None:
+    """The W2 shape: many range fields, values the caches have not seen. Most fields miss, so the
+    index matches those messages in roaring (``_match_uncached``); either way, exactly."""
+    subscriptions = [
+        Subscription(
+            id=f"s{n}",
+            selector=" AND ".join(
+                f"a{field} BETWEEN {low} AND {low + width}" for field, low, width in terms
+            ),
+        )
+        for n, terms in enumerate(shapes)
+    ]
+    index = SubscriptionIndex(subscriptions)
+    for message in batch:
+        for field in index._fields.values():
+            field.forget()  # every value new to the caches
+        found = index.match(message)
+        want = {sub.id for sub in subscriptions if sub.parsed_selector.matches(message)}
+        assert set(found) == want, message
+
+
+def test_a_fresh_w2_event_takes_the_roaring_path() -> None:
+    subscriptions = [
+        Subscription(
+            id=f"s{n}", selector=" AND ".join(f"a{f} BETWEEN {n} AND {n + 50}" for f in range(6))
+        )
+        for n in range(40)
+    ]
+    index = SubscriptionIndex(subscriptions)
+    event = {f"a{f}": 45 for f in range(6)}
+    found = index.match(event)
+    assert isinstance(found._columns, BitMap)  # every field missed: matched in roaring
+    assert found == {f"s{n}" for n in range(40) if n <= 45 <= n + 50}
+    again = index.match({f"a{f}": 45 for f in range(6)})
+    assert again == found

@@ -35,6 +35,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Set
 from typing import TYPE_CHECKING, Any
 
+from pyroaring import BitMap
+
 if TYPE_CHECKING:
     from bitsift.index.subscriptions import SubscriptionIndex
 
@@ -51,7 +53,7 @@ class Matches(Set[str]):
     def __init__(
         self,
         index: SubscriptionIndex | None,
-        columns: int | None,
+        columns: int | BitMap | None,
         ids: frozenset[str] | None = None,
     ) -> None:
         self._index = index
@@ -87,7 +89,7 @@ class Matches(Set[str]):
     def __bool__(self) -> bool:
         # Cheap when unresolved: a column survives only if it has subscribers.
         if self._ids is None and self._columns is not None:
-            return self._columns != 0
+            return bool(self._columns)
         return bool(self.resolve())
 
     def __eq__(self, other: object) -> bool:

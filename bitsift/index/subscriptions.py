@@ -34,6 +34,7 @@ from pyroaring import BitMap, FrozenBitMap
 from bitsift.errors import MessageError, UnknownSubscriptionError
 from bitsift.index.bits import from_positions, position_array, positions, to_int
 from bitsift.index.columns import Column, ColumnTable
+from bitsift.index.criteria import classify
 from bitsift.index.derived import Evaluator, compile_expression, derive, explain
 from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, CACHE_ANSWERS, FieldIndex
 from bitsift.index.normalize import MAX_CONJUNCTIONS, to_dnf
@@ -49,6 +50,9 @@ __all__ = ["SubscriptionIndex"]
 
 _STEP = 4096
 """The universe grows by at least this many columns (and by a quarter of itself) at a time."""
+_UNCACHED_FIELDS = 3
+"""Cache misses in one message from which, if they are also most of its fields, the message is
+matched in roaring without the caches (``_match_uncached``)."""
 _PRUNE_AT = 1024
 """Pending result references kept before the dead ones are pruned (see ``_pending``)."""
 _TOPIC_CACHE_BYTES = 8 * 1024 * 1024
@@ -388,8 +392,9 @@ class SubscriptionIndex:
                 if (client := subscriptions[subscription_id].client) is not None
             )
 
-    def _matching_columns(self, properties: Mapping[str, Any], topic: str | None) -> int:
-        """The matching columns as an integer (bit ``c``: column ``c``), under the lock."""
+    def _matching_columns(self, properties: Mapping[str, Any], topic: str | None) -> int | BitMap:
+        """The matching columns, under the lock: an integer (bit ``c``: column ``c``), or a
+        roaring bitmap when most fields missed their caches (see ``_match_uncached``)."""
         if not isinstance(properties, Mapping):
             raise MessageError(
                 "message properties must be a mapping of names to values, "
@@ -411,6 +416,7 @@ class SubscriptionIndex:
         # number; anything else, and every miss, goes through FieldIndex.answer.
         plain = type(properties) is dict  # dict.get cannot fail; any other mapping might
         value: object
+        misses: list[tuple[FieldIndex, object]] = []
         for field, index, cache, compute, dotted in plan:
             if compute is not None:
                 value = compute(properties)
@@ -434,8 +440,14 @@ class SubscriptionIndex:
                         2 * place - 1 if place and ordered[place - 1] == value else 2 * place
                     )
             if answer is None:
-                answer = index.answer(value)
-            candidates &= answer
+                misses.append((index, value))
+            else:
+                candidates &= answer
+        if misses:
+            if len(misses) >= _UNCACHED_FIELDS and 2 * len(misses) > len(plan):
+                return self._match_uncached(properties, topic, plan)
+            for index, value in misses:
+                candidates &= index.answer(value)
         if candidates:
             checked = self._checked
             if checked is None:
@@ -443,6 +455,38 @@ class SubscriptionIndex:
             residual = candidates & checked[0]
             if residual:
                 candidates = self._check_residuals(candidates, residual, properties)
+        return candidates
+
+    def _match_uncached(
+        self, properties: Mapping[str, Any], topic: str | None, plan: list[_Step]
+    ) -> BitMap:
+        """The matching columns of a message whose values the caches mostly have not seen (the
+        academic W2 stream: 20 fresh numbers per event), in roaring: each lane removes what the
+        value violates in place (its range checkpoints subtracted directly), with no answer
+        built, converted to an integer or cached for values that will not come again."""
+        candidates = self._live - self._with_topic
+        if topic is not None and self._with_topic:
+            candidates |= self._topics.match(topic)
+        plain = type(properties) is dict
+        value: object
+        for field, index, _cache, compute, dotted in plan:
+            if not candidates:
+                return candidates
+            if compute is not None:
+                value = compute(properties)
+            elif plain and not dotted:
+                value = properties.get(field)
+            else:
+                value = lookup(properties, field)
+            kind, normalised = classify(value)
+            for lane in index.lanes:
+                lane.discard_violated(candidates, kind, normalised)
+        if candidates:
+            checked = candidates & self._with_residuals
+            if checked:
+                candidates.difference_update(
+                    BitMap(self._rejected(checked, properties), optimize=False)
+                )
         return candidates
 
     def _topic_start(self, topic: str, start: int) -> int:
@@ -476,13 +520,20 @@ class SubscriptionIndex:
 
     def _check_residuals(self, candidates: int, checked: int, properties: Mapping[str, Any]) -> int:
         """``candidates`` without the columns whose residual tests the reference evaluator does
-        not find as wanted (``checked``: the candidates that have some); each distinct residual
-        is evaluated once per message."""
+        not find as wanted (``checked``: the candidates that have some)."""
+        rejected = self._rejected(positions(checked), properties)
+        if rejected:
+            candidates &= ~from_positions(rejected)
+        return candidates
+
+    def _rejected(self, checked: Iterable[int], properties: Mapping[str, Any]) -> list[int]:
+        """The columns among ``checked`` whose residual tests the reference evaluator does not
+        find as wanted; each distinct residual is evaluated once per message."""
         table = self._table.by_number
         answers: dict[int, bool] = {}  # by id(): equal residuals are one object (ColumnTable)
         operands: dict[int, list[tuple[Node, Value]]] = {}  # each operand's value, by its hash
         rejected = []
-        for number in positions(checked):
+        for number in checked:
             for residual in table[number].residuals:
                 holds = answers.get(id(residual))
                 if holds is None:
@@ -503,11 +554,9 @@ class SubscriptionIndex:
                 if not holds:
                     rejected.append(number)
                     break
-        if rejected:
-            candidates &= ~from_positions(rejected)
-        return candidates
+        return rejected
 
-    def _ids(self, columns: int) -> frozenset[str]:
+    def _ids(self, columns: int | BitMap) -> frozenset[str]:
         """The subscription ids of the columns (called by ``Matches`` when first read)."""
         sole = self._sole
         checked = self._checked
@@ -518,15 +567,22 @@ class SubscriptionIndex:
 
             names = self._names = numpy.empty(len(sole) + len(sole) // 4 + 64, object)
             names[: len(sole)] = sole
-        found: list[str | None] = names[position_array(columns)].tolist()
-        several = columns & shared
+        if isinstance(columns, BitMap):
+            import numpy
+
+            numbers = numpy.frombuffer(columns.to_array(), numpy.uint32)
+            found: list[str | None] = names[numbers].tolist()
+            several: int | BitMap = columns & self._shared
+        else:
+            found = names[position_array(columns)].tolist()
+            several = columns & shared
         if not several:
             return frozenset(found)  # type: ignore[arg-type]
         # Columns with two or more subscribers have None in ``names``: add their subscribers.
         ids = set(found)
         ids.discard(None)
         table = self._table.by_number
-        for number in positions(several):
+        for number in several if isinstance(several, BitMap) else positions(several):
             ids.update(table[number].subscribers)
         return frozenset(ids)  # type: ignore[arg-type]
 

@@ -60,6 +60,8 @@ _LONGEST_CACHED_STRING = 1024
 _MAX_ENTRIES = 1 << 16
 _ENTRY_OVERHEAD = 120
 """Bytes a cache entry costs beside its answer's bits: dict slot, key, int header."""
+_SEEN_KEYS = 4096
+"""Keys missed once that a field remembers, waiting for a second miss (bounded, FIFO)."""
 _INSORT_EDITS = 32
 """Boundary edits applied in place between two queries before the sorted list is rebuilt instead."""
 _MISSING_KEY = ("missing",)
@@ -121,6 +123,7 @@ class FieldIndex:
         "_bytes",
         "_entry_bytes",
         "_everything",
+        "_seen",
     )
 
     def __init__(
@@ -144,6 +147,8 @@ class FieldIndex:
         """Answers by key: a str, a numeric bucket (int), or a tagged tuple (see ``answer``). The
         subscription index reads it directly in its match loop."""
         self._bytes = 0
+        self._seen: dict[object, None] = {}
+        """Keys missed once recently (see ``remember_if_repeated``), oldest first."""
         self.set_universe(universe)
 
     # -- changes ---------------------------------------------------------------------------------
@@ -192,8 +197,9 @@ class FieldIndex:
 
     def forget(self) -> None:
         """Empty the answer cache (after any change to the field's tests)."""
-        if self._cache:
+        if self._cache or self._seen:
             self._cache.clear()
+            self._seen.clear()
             self._bytes = 0
 
     def set_universe(self, universe: FrozenBitMap) -> None:
@@ -232,23 +238,48 @@ class FieldIndex:
             return 2 * place - 1
         return 2 * place
 
+    def _key(self, kind: Kind, normalised: object) -> object:
+        """The cache key of a classified value; None for a string too long to cache."""
+        if kind is Kind.STRING:
+            if len(normalised) > _LONGEST_CACHED_STRING:  # type: ignore[arg-type]
+                return None
+            return normalised
+        if kind is Kind.NUMBER:
+            return self.bucket(normalised) if normalised == normalised else _NAN_KEY
+        if kind is Kind.BOOLEAN:
+            return _TRUE_KEY if normalised else _FALSE_KEY
+        if kind is Kind.MISSING:
+            return _MISSING_KEY
+        return _OTHER_KEY
+
+    def remember_if_repeated(self, value: object) -> None:
+        """Cache the answer for ``value``'s key if this is the second miss on it lately.
+
+        For a message matched without the caches (``SubscriptionIndex._match_uncached``): a
+        stream of fresh numbers (W2) never repeats a bucket, so it never pays to build answers
+        it will not reuse, while a stream that repeats its symbols and buckets (W3, cold) warms
+        up from the second sighting of each.
+        """
+        kind, normalised = classify(value)
+        key = self._key(kind, normalised)
+        if key is None or key in self._cache:
+            return
+        seen = self._seen
+        if key in seen:
+            del seen[key]
+            self.answer(value)
+            return
+        seen[key] = None
+        if len(seen) > _SEEN_KEYS:
+            del seen[next(iter(seen))]
+
     def answer(self, value: object) -> int:
         """The columns of the universe whose test on this field (in every lane) the raw message
         value does not violate, as an integer (bit ``c``: column ``c``); cached by key."""
         kind, normalised = classify(value)
-        key: object
-        if kind is Kind.STRING:
-            key = normalised
-            if len(normalised) > _LONGEST_CACHED_STRING:  # type: ignore[arg-type]
-                return self._exact(kind, normalised)
-        elif kind is Kind.NUMBER:
-            key = self.bucket(normalised) if normalised == normalised else _NAN_KEY
-        elif kind is Kind.BOOLEAN:
-            key = _TRUE_KEY if normalised else _FALSE_KEY
-        elif kind is Kind.MISSING:
-            key = _MISSING_KEY
-        else:
-            key = _OTHER_KEY
+        key = self._key(kind, normalised)
+        if key is None:
+            return self._exact(kind, normalised)
         cache = self._cache
         found = cache.get(key)
         if found is None:

@@ -51,8 +51,9 @@ __all__ = ["SubscriptionIndex"]
 _STEP = 4096
 """The universe grows by at least this many columns (and by a quarter of itself) at a time."""
 _UNCACHED_FIELDS = 3
-"""Cache misses in one message from which, if they are also most of its fields, the message is
-matched in roaring without the caches (``_match_uncached``)."""
+"""Cache misses in one message from which it is matched in roaring without the caches
+(``_match_uncached``): a miss answered as an integer costs a roaring answer plus its conversion,
+about what matching every field in roaring costs once three fields miss."""
 _PRUNE_AT = 1024
 """Pending result references kept before the dead ones are pruned (see ``_pending``)."""
 _TOPIC_CACHE_BYTES = 8 * 1024 * 1024
@@ -444,7 +445,9 @@ class SubscriptionIndex:
             else:
                 candidates &= answer
         if misses:
-            if len(misses) >= _UNCACHED_FIELDS and 2 * len(misses) > len(plan):
+            if len(misses) >= _UNCACHED_FIELDS:
+                for index, value in misses:
+                    index.remember_if_repeated(value)
                 return self._match_uncached(properties, topic, plan)
             for index, value in misses:
                 candidates &= index.answer(value)

@@ -258,3 +258,17 @@ def test_a_fresh_w2_event_takes_the_roaring_path() -> None:
     assert found == {f"s{n}" for n in range(40) if n <= 45 <= n + 50}
     again = index.match({f"a{f}": 45 for f in range(6)})
     assert again == found
+
+
+@given(st.lists(st.integers(0, 61_439), min_size=1, max_size=200))
+def test_small_integers_become_roaring_through_the_deserializer(columns: list[int]) -> None:
+    from bitsift.index.bits import small_to_bitmap
+
+    bitmap = small_to_bitmap(from_positions(columns))
+    assert bitmap is not None and list(bitmap) == sorted(set(columns))
+
+
+def test_integers_too_wide_or_empty_are_left_to_numpy() -> None:
+    from bitsift.index.bits import small_to_bitmap
+
+    assert small_to_bitmap(0) is None and small_to_bitmap(1 << 61_440) is None

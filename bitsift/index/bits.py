@@ -173,3 +173,29 @@ def position_array(bits: int) -> Any:
 def to_bitmap(bits: int) -> FrozenBitMap:
     """The frozen roaring bitmap of an integer (for readers that want roaring, and tests)."""
     return FrozenBitMap(positions(bits))
+
+
+_FILLER_START = 65536 - 4096
+_FILLER_BYTES = b"\xff" * 512
+
+
+def small_to_bitmap(bits: int) -> BitMap | None:
+    """A roaring bitmap of an integer below 61,440 bits, built by roaring's own deserializer.
+
+    roaring reads a container as a bitset only when it holds more than 4,096 members, so the
+    unused top of the 65,536-column chunk is filled with 4,096 filler bits, the integer's bytes
+    become the bitset payload as they are, and the filler is removed again: a few C calls,
+    where finding each set bit from Python costs a call per bit. None when ``bits`` is zero or
+    too wide.
+
+    >>> list(small_to_bitmap((1 << 3) | (1 << 4000)))
+    [3, 4000]
+    """
+    if not bits or bits >> _FILLER_START:
+        return None
+    header = struct.pack("<IIHHI", _NO_RUNS, 1, 0, bits.bit_count() + 4095, 16)
+    bitmap = BitMap.deserialize(
+        header + bits.to_bytes(_FILLER_START >> 3, "little") + _FILLER_BYTES
+    )
+    bitmap.remove_range(_FILLER_START, 65536)
+    return bitmap

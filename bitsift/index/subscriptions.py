@@ -27,12 +27,13 @@ import weakref
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
+from operator import itemgetter
 from typing import Any
 
 from pyroaring import BitMap, FrozenBitMap
 
 from bitsift.errors import MessageError, UnknownSubscriptionError
-from bitsift.index.bits import from_positions, position_array, positions, to_int
+from bitsift.index.bits import from_positions, position_array, positions, small_to_bitmap, to_int
 from bitsift.index.columns import Column, ColumnTable
 from bitsift.index.criteria import classify
 from bitsift.index.derived import Evaluator, compile_expression, derive, explain
@@ -272,6 +273,18 @@ class SubscriptionIndex:
                 sole.pop()
         if number < len(sole):
             self._rename(number)
+
+    def _names_of(self, numbers: Any) -> list[str | None]:
+        """Each column's sole subscriber (None for a shared column), gathered by numpy."""
+        names = self._names
+        if names is None:
+            import numpy
+
+            sole = self._sole
+            names = self._names = numpy.empty(len(sole) + len(sole) // 4 + 64, object)
+            names[: len(sole)] = sole
+        found: list[str | None] = names[numbers].tolist()
+        return found
 
     def _rename(self, number: int) -> None:
         """Keep ``_names`` in step with ``_sole[number]``."""
@@ -564,21 +577,24 @@ class SubscriptionIndex:
         sole = self._sole
         checked = self._checked
         shared = to_int(self._shared) if checked is None else checked[1]
-        names = self._names
-        if names is None:
-            import numpy
-
-            names = self._names = numpy.empty(len(sole) + len(sole) // 4 + 64, object)
-            names[: len(sole)] = sole
-        if isinstance(columns, BitMap):
-            import numpy
-
-            numbers = numpy.frombuffer(columns.to_array(), numpy.uint32)
-            found: list[str | None] = names[numbers].tolist()
-            several: int | BitMap = columns & self._shared
-        else:
-            found = names[position_array(columns)].tolist()
+        several: int | BitMap
+        if not isinstance(columns, BitMap):
             several = columns & shared
+            small = small_to_bitmap(columns)  # None past 61,440 columns: numpy then
+            if small is None:
+                found = self._names_of(position_array(columns))
+            else:
+                numbers = small.to_array()
+                found = (
+                    list(itemgetter(*numbers)(sole))
+                    if len(numbers) > 1
+                    else [sole[n] for n in numbers]
+                )
+        else:
+            several = columns & self._shared
+            import numpy
+
+            found = self._names_of(numpy.frombuffer(columns.to_array(), numpy.uint32))
         if not several:
             return frozenset(found)  # type: ignore[arg-type]
         # Columns with two or more subscribers have None in ``names``: add their subscribers.

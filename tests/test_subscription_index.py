@@ -10,6 +10,7 @@ from __future__ import annotations
 import pickle
 import tempfile
 import threading
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Literal
 
@@ -149,7 +150,7 @@ def test_concurrent_matches_see_consistent_states() -> None:
     """While one thread swaps a subscription between two selectors, every match sees one of them."""
     index = SubscriptionIndex([Subscription(id="s", selector="a = 1")])
     stop = threading.Event()
-    seen: list[frozenset[str]] = []
+    seen: list[AbstractSet[str]] = []  # results, read after the churn: match-time snapshots
 
     def churn() -> None:
         flip = False

@@ -16,6 +16,7 @@ from bitsift.errors import (
     UnknownSubscriptionError,
 )
 from bitsift.filters import ReceiverFilter
+from bitsift.index.results import Matches
 from bitsift.index.subscriptions import SubscriptionIndex
 from bitsift.models import Subscription
 from bitsift.selectors.limits import Limits, get_limits, set_limits
@@ -28,6 +29,7 @@ __all__ = [
     "BitsiftError",
     "IndexFileError",
     "Limits",
+    "Matches",
     "MessageError",
     "ReceiverFilter",
     "Selector",

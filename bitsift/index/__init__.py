@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bitsift.index.results import Matches
 from bitsift.index.subscriptions import SubscriptionIndex
 from bitsift.index.topics import TopicIndex
 
 if TYPE_CHECKING:
     from bitsift.index.batch import BatchMatcher, MatchedPairs
 
-__all__ = ["BatchMatcher", "MatchedPairs", "SubscriptionIndex", "TopicIndex"]
+__all__ = ["BatchMatcher", "Matches", "MatchedPairs", "SubscriptionIndex", "TopicIndex"]
 
 
 def __getattr__(name: str) -> Any:

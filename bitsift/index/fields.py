@@ -158,13 +158,15 @@ class FieldIndex:
         while len(lanes) <= lane:
             lanes.append(FieldSlot(self.field))
         lanes[lane].add(column, test)
-        bounds = self._bounds
-        for bound in _boundaries(test):
-            count = bounds.get(bound, 0)
-            bounds[bound] = count + 1
-            if not count:
-                self._edit(bound, insert=True)
-        self.forget()
+        if isinstance(test.criterion, (InRange, Equals)):  # the only tests with boundaries
+            bounds = self._bounds
+            for bound in _boundaries(test):
+                count = bounds.get(bound, 0)
+                bounds[bound] = count + 1
+                if not count:
+                    self._edit(bound, insert=True)
+        if self._cache or self._seen:
+            self.forget()
 
     def remove(self, lane: int, column: int, test: FieldTest) -> None:
         lanes = self.lanes

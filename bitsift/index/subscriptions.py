@@ -419,7 +419,8 @@ class SubscriptionIndex:
     def _matching_columns(self, properties: Mapping[str, Any], topic: str | None) -> int | BitMap:
         """The matching columns, under the lock: an integer (bit ``c``: column ``c``), or a
         roaring bitmap when most fields missed their caches (see ``_match_uncached``)."""
-        if not isinstance(properties, Mapping):
+        plain = type(properties) is dict  # dict.get cannot fail; any other mapping might
+        if not plain and not isinstance(properties, Mapping):  # (an ABC check costs ~0.3 µs)
             raise MessageError(
                 "message properties must be a mapping of names to values, "
                 f"not {type(properties).__name__}"
@@ -439,7 +440,6 @@ class SubscriptionIndex:
         # call per field is a tenth of the loop): for the common values (a str, None, a bool,
         # an int or float that is not NaN) the cached answer is found with one dict lookup,
         # after one bisection for a number; anything else, and every miss, is a miss.
-        plain = type(properties) is dict  # dict.get cannot fail; any other mapping might
         value: object
         misses: list[tuple[FieldIndex, object]] = []
         for field, index, cache, compute, dotted in plan:

@@ -47,7 +47,7 @@ from bitsift.index.bits import to_bitmap, to_int
 from bitsift.index.criteria import Equals, FieldTest, InRange, Kind, classify
 from bitsift.index.slots import FieldSlot
 
-__all__ = ["FieldIndex", "CACHE_BYTES", "dense"]
+__all__ = ["AnswerCache", "FieldIndex", "CACHE_BYTES", "CACHE_ANSWERS"]
 
 CACHE_BYTES = 8 * 1024 * 1024
 """The least bytes of cached answers per field when the budget is automatic."""
@@ -71,15 +71,6 @@ _TRUE_KEY = ("b", True)
 _FALSE_KEY = ("b", False)
 
 
-def dense(bitmap: BitMap | FrozenBitMap) -> FrozenBitMap:
-    """A frozen copy that keeps roaring's array and bitset containers as they are.
-
-    ``FrozenBitMap(x)`` run-optimises by default; the index's own roaring sets stay in the
-    container types their operations produced.
-    """
-    return FrozenBitMap(bitmap, optimize=False)
-
-
 def _boundaries(test: FieldTest) -> Iterator[Any]:
     """The numbers where ``test``'s answer can change (NaN bounds change nothing)."""
     criterion = test.criterion
@@ -91,6 +82,54 @@ def _boundaries(test: FieldTest) -> Iterator[Any]:
         for tag, value in criterion.keys:
             if tag == "n":
                 yield value
+
+
+class AnswerCache(dict[object, int]):
+    """Cached answers: integers of one width (the universe's), first in, first out.
+
+    Every entry costs the same, so the byte budget is a number of entries: ``resize`` sets it for
+    a width and empties the cache. The match loop reads it as the plain dict it is (``get``).
+
+    >>> cache = AnswerCache()
+    >>> cache.resize(width=8 * 1024 * 8, budget=3 * (8 * 1024 + 120))
+    >>> for key in "abcd":
+    ...     cache.put(key, 1)
+    >>> list(cache), cache.capacity
+    (['b', 'c', 'd'], 3)
+    """
+
+    __slots__ = ("capacity", "entry_bytes")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.capacity = 0
+        self.entry_bytes = _ENTRY_OVERHEAD
+
+    def resize(self, width: int, budget: int | None) -> None:
+        """Hold answers ``width`` bits wide within ``budget`` bytes (None: the automatic budget,
+        :data:`CACHE_ANSWERS` answers and at least :data:`CACHE_BYTES`); empties the cache."""
+        self.entry_bytes = (width + 7) // 8 + _ENTRY_OVERHEAD
+        if budget is None:
+            budget = max(CACHE_BYTES, CACHE_ANSWERS * self.entry_bytes)
+        self.capacity = min(_MAX_ENTRIES, budget // self.entry_bytes)
+        self.clear()
+
+    @property
+    def budget(self) -> int:
+        """The bytes the cache may hold (its capacity in answers, in bytes)."""
+        return self.capacity * self.entry_bytes
+
+    def put(self, key: object, answer: int) -> None:
+        """Remember ``answer``, first evicting the oldest answers if the cache is full."""
+        if self.capacity:
+            while len(self) >= self.capacity:
+                del self[next(iter(self))]
+            self[key] = answer
+
+    @property
+    def held_bytes(self) -> int:
+        """The estimated bytes of the answers held now."""
+        return len(self) * self.entry_bytes
 
 
 class FieldIndex:
@@ -114,14 +153,11 @@ class FieldIndex:
         "field",
         "lanes",
         "_budget",
-        "budget",
         "_universe",
         "_bounds",
         "_sorted",
         "_edits",
         "_cache",
-        "_bytes",
-        "_entry_bytes",
         "_everything",
         "_seen",
     )
@@ -137,16 +173,14 @@ class FieldIndex:
         self.lanes = lanes
         self._budget = budget
         """The explicit budget in bytes, or None for the automatic one (CACHE_ANSWERS)."""
-        self.budget = CACHE_BYTES
         self._bounds: dict[Any, int] = {}
         """Each distinct boundary and how many tests mention it."""
         self._sorted: list[Any] | None = []
         """The distinct boundaries in order; None when it must be rebuilt."""
         self._edits = 0
-        self._cache: dict[object, int] = {}
+        self._cache = AnswerCache()
         """Answers by key: a str, a numeric bucket (int), or a tagged tuple (see ``answer``). The
         subscription index reads it directly in its match loop."""
-        self._bytes = 0
         self._seen: dict[object, None] = {}
         """Keys missed once recently (see ``remember_if_repeated``), oldest first."""
         self.set_universe(universe)
@@ -202,19 +236,13 @@ class FieldIndex:
         if self._cache or self._seen:
             self._cache.clear()
             self._seen.clear()
-            self._bytes = 0
 
     def set_universe(self, universe: FrozenBitMap) -> None:
         """Take complements against ``universe`` from now on (it must hold every column)."""
         self._universe = universe
-        width = universe.max() + 1 if universe else 0
-        self._entry_bytes = (width + 7) // 8 + _ENTRY_OVERHEAD
         self._everything = to_int(universe)
-        explicit = self._budget
-        self.budget = (
-            max(CACHE_BYTES, CACHE_ANSWERS * self._entry_bytes) if explicit is None else explicit
-        )
-        self.forget()
+        self._cache.resize(universe.max() + 1 if universe else 0, self._budget)
+        self._seen.clear()
 
     def __bool__(self) -> bool:
         return bool(self.lanes)
@@ -282,17 +310,10 @@ class FieldIndex:
         key = self._key(kind, normalised)
         if key is None:
             return self._exact(kind, normalised)
-        cache = self._cache
-        found = cache.get(key)
+        found = self._cache.get(key)
         if found is None:
             found = self._exact(kind, normalised)
-            size = self._entry_bytes
-            if size <= self.budget:
-                self._bytes += size
-                while self._bytes > self.budget or len(cache) >= _MAX_ENTRIES:
-                    del cache[next(iter(cache))]
-                    self._bytes -= size
-                cache[key] = found
+            self._cache.put(key, found)
         return found
 
     def allowed(self, value: object) -> FrozenBitMap:
@@ -321,4 +342,9 @@ class FieldIndex:
     @property
     def cached_bytes(self) -> int:
         """The estimated bytes of the cached answers."""
-        return self._bytes
+        return self._cache.held_bytes
+
+    @property
+    def budget(self) -> int:
+        """The bytes of answers this field may cache."""
+        return self._cache.budget

@@ -373,9 +373,11 @@ class _Side:
         self._cuts = cuts
         return cuts
 
-    def violated(self, value: Number) -> tuple[BitMap, array[int] | None]:
-        """The columns whose bound ``value`` violates, as a checkpoint (the caller's to read,
-        never to change) and the columns of part of one block to add to it (or None)."""
+    def _locate(self, value: Number) -> tuple[list[BitMap], int, int]:
+        """Where ``value`` cuts the sorted bounds: the checkpoints, the block the cut falls in,
+        and the cut's place inside that block. ``place == 0`` means the cut is the block's own
+        edge (or, with ``block == len(blocks)``, past every block): the checkpoint alone is exact.
+        Otherwise the block's last key lies past the cut, so ``place < len(keys)``."""
         cuts = self._cuts
         if cuts is None:
             cuts = self._prepared_cuts()
@@ -384,10 +386,14 @@ class _Side:
         right = self.right
         block = bisect_right(maxes, value) if right else bisect_left(maxes, value)
         if block == len(maxes):
-            return cuts[block], None
-        # The block's last key lies past the cut, so ``place < len(keys)``.
+            return cuts, block, 0
         keys = self._keys[block]
-        place = bisect_right(keys, value) if right else bisect_left(keys, value)
+        return cuts, block, bisect_right(keys, value) if right else bisect_left(keys, value)
+
+    def violated(self, value: Number) -> tuple[BitMap, array[int] | None]:
+        """The columns whose bound ``value`` violates, as a checkpoint (the caller's to read,
+        never to change) and the columns of part of one block to add to it (or None)."""
+        cuts, block, place = self._locate(value)
         if not place:
             return cuts[block], None
         if self.suffix:
@@ -398,20 +404,11 @@ class _Side:
         """Like :meth:`violated`, but from the block edge nearer the cut: ``(cut, part, False)``
         means the checkpoint plus the part, ``(cut, part, True)`` the checkpoint minus the part
         (the part is then at most half a block, so a bitmap of it costs less)."""
-        cuts = self._cuts
-        if cuts is None:
-            cuts = self._prepared_cuts()
-        self._work = 0
-        maxes = self._maxes
-        right = self.right
-        block = bisect_right(maxes, value) if right else bisect_left(maxes, value)
-        if block == len(maxes):
-            return cuts[block], None, False
-        keys = self._keys[block]
-        place = bisect_right(keys, value) if right else bisect_left(keys, value)
+        cuts, block, place = self._locate(value)
         if not place:
             return cuts[block], None, False
         columns = self._columns[block]
+        keys = self._keys[block]
         if self.suffix:
             if 2 * place <= len(keys):
                 return cuts[block], columns[:place], True
@@ -425,18 +422,7 @@ class _Side:
         the part of one block that :meth:`violated` would return: return that part, or None when
         it is dealt with here. With ``few`` candidates, the handful inside the cut's block are
         tested one by one against their bounds, which is cheaper than a bitmap of the part."""
-        cuts = self._cuts
-        if cuts is None:
-            cuts = self._prepared_cuts()
-        self._work = 0
-        maxes = self._maxes
-        right = self.right
-        block = bisect_right(maxes, value) if right else bisect_left(maxes, value)
-        if block == len(maxes):
-            candidates -= cuts[block]
-            return None
-        keys = self._keys[block]
-        place = bisect_right(keys, value) if right else bisect_left(keys, value)
+        cuts, block, place = self._locate(value)
         if not place:
             candidates -= cuts[block]
             return None

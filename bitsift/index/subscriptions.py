@@ -5,13 +5,15 @@ an OR of conjunctions (:mod:`~bitsift.index.normalize`), and each distinct conju
 column (:mod:`~bitsift.index.columns`). Every field test of a column is posted into the slot for
 its field (:mod:`~bitsift.index.slots`); its topic pattern, if any, goes into the topic index.
 
-To match a message, the index starts from every live column and subtracts, slot by slot, the
-columns whose test the message violates: the topic first, then each indexed field (present or
-missing). What survives satisfies every indexed test of its conjunction. Columns that also carry
-residual tests (arithmetic, comparisons between fields, ...) are then decided by the reference
-evaluator, one by one; there are few of them by then. The result is the union of the subscribers of
-the surviving columns. The work per message grows with the number of fields the subscriptions
-test and the size of the bitmaps touched, never with a Python loop over subscriptions.
+To match a message, the index starts from the live columns the topic allows and intersects, field
+by field, the columns the message's value allows (cached answers, as Python integers:
+:mod:`~bitsift.index.bits`); an arithmetic expression compared with constants is a field of its
+own (:mod:`~bitsift.index.derived`). What survives satisfies every indexed test of its
+conjunction. Columns that also carry residual tests (comparisons between fields, ...) are then
+decided by the reference evaluator, one by one; there are few of them by then. The result
+(:mod:`~bitsift.index.results`) is the union of the subscribers of the surviving columns, looked
+up when first read. The work per message grows with the number of fields the subscriptions test
+and the width of the column sets, never with a Python loop over subscriptions.
 
 Thread safety: one lock guards the index. ``match`` and every change take it, so a match always
 sees one consistent state, and a change waits for running matches. We chose a lock over
@@ -37,7 +39,7 @@ from bitsift.index.bits import from_positions, position_array, positions, small_
 from bitsift.index.columns import Column, ColumnTable
 from bitsift.index.criteria import classify
 from bitsift.index.derived import Evaluator, compile_expression, derive, explain
-from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, CACHE_ANSWERS, FieldIndex
+from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, AnswerCache, FieldIndex
 from bitsift.index.normalize import MAX_CONJUNCTIONS, to_dnf
 from bitsift.index.results import EMPTY, Matches
 from bitsift.index.slots import FieldSlot
@@ -57,11 +59,9 @@ _UNCACHED_FIELDS = 3
 about what matching every field in roaring costs once three fields miss."""
 _PRUNE_AT = 1024
 """Pending result references kept before the dead ones are pruned (see ``_pending``)."""
-_TOPIC_CACHE_BYTES = 8 * 1024 * 1024
-"""Bytes of per-topic starting sets (one integer each) kept between messages."""
 
 
-_Step = tuple[str, FieldIndex, dict[object, int], Evaluator | None, bool]
+_Step = tuple[str, FieldIndex, AnswerCache, Evaluator | None, bool]
 """One field of the match loop (see ``SubscriptionIndex._make_plan``)."""
 
 
@@ -139,10 +139,10 @@ class SubscriptionIndex:
         self._fields: dict[str, FieldIndex] = {}
         """Each tested field's lanes again (the same lists), with boundaries and answer cache."""
         self._sole: list[str | None] = []
+        """By column number: its subscriber when it has exactly one (the common case)."""
         self._names: Any = None
         """``_sole`` again as a numpy object array, for gathering a result's ids in one call;
         built at the first read of a result, then kept in step (None: rebuild)."""
-        """By column number: its subscriber when it has exactly one (the common case)."""
         self._shared = BitMap()
         """Columns with two or more subscribers: their ids come from ``Column.subscribers``."""
         self._universe = _universe(_STEP)
@@ -151,9 +151,10 @@ class SubscriptionIndex:
         self._start: int | None = None
         """The live columns without a topic pattern, as an integer (bits.py): where a message
         without a topic starts (None: rebuild after a change)."""
-        self._topic_starts: dict[str, int] = {}
-        """Per topic, ``_start`` plus the columns whose pattern matches it (FIFO, bounded)."""
-        self._topic_bytes = 0
+        self._topic_starts = AnswerCache()
+        """Per topic, ``_start`` plus the columns whose pattern matches it (same budget as a
+        field's answers)."""
+        self._topic_starts.resize(len(self._universe), cache_bytes)
         self._checked: tuple[int, int] | None = None
         """``(columns with residuals, columns with several subscribers)`` as integers."""
         self._expressions: dict[str, Node] = {}
@@ -311,6 +312,7 @@ class SubscriptionIndex:
             size = len(self._universe)
             size += max(_STEP, size // 4)
             self._universe = _universe(max(size, number + 1))
+            self._topic_starts.resize(len(self._universe), self._cache_bytes)
             for field in self._fields.values():
                 field.set_universe(self._universe)
         self._live.add(number)
@@ -354,7 +356,6 @@ class SubscriptionIndex:
         self._checked = None
         if self._topic_starts:
             self._topic_starts.clear()
-            self._topic_bytes = 0
 
     # -- questions -----------------------------------------------------------------------------
 
@@ -514,17 +515,8 @@ class SubscriptionIndex:
         found = self._topic_starts.get(topic)
         if found is None:
             found = start | to_int(self._topics.match(topic))
-            if len(topic) <= 1024:
-                cache = self._topic_starts
-                size = (len(self._universe) + 7) // 8 + 120
-                self._topic_bytes += size
-                budget = self._cache_bytes
-                if budget is None:
-                    budget = max(_TOPIC_CACHE_BYTES, CACHE_ANSWERS * size)
-                while self._topic_bytes > budget and cache:
-                    del cache[next(iter(cache))]
-                    self._topic_bytes -= size
-                cache[topic] = found
+            if len(topic) <= 1024:  # an untrusted stream of long topics is answered, not kept
+                self._topic_starts.put(topic, found)
         return found
 
     def _make_plan(self) -> list[_Step]:

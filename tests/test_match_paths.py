@@ -272,3 +272,19 @@ def test_integers_too_wide_or_empty_are_left_to_numpy() -> None:
     from bitsift.index.bits import small_to_bitmap
 
     assert small_to_bitmap(0) is None and small_to_bitmap(1 << 61_440) is None
+
+
+@pytest.mark.parametrize("budget", [-1, "8MiB", 2.5, True])
+def test_a_bad_cache_budget_is_refused_clearly(budget: Any) -> None:
+    with pytest.raises(ValueError, match="cache_bytes must be a non-negative integer"):
+        SubscriptionIndex(cache_bytes=budget)
+
+
+def test_an_explicit_cache_budget_bounds_every_cache_and_survives_pickling() -> None:
+    subscriptions = [Subscription(id=f"s{n}", selector=f"a = {n}", topic="t.*") for n in range(50)]
+    index = SubscriptionIndex(subscriptions, cache_bytes=0)  # nothing cached: still exact
+    for n in range(60):
+        assert index.match({"a": n}, topic="t.x") == ({f"s{n}"} if n < 50 else set())
+    assert all(field.cached == 0 for field in index._fields.values())
+    assert not index._topic_starts
+    assert pickle.loads(pickle.dumps(index))._cache_bytes == 0

@@ -122,6 +122,13 @@ class SubscriptionIndex:
         cache_bytes: int | None = None,
         max_conjunctions: int = MAX_CONJUNCTIONS,
     ) -> None:
+        if cache_bytes is not None and (
+            not isinstance(cache_bytes, int) or isinstance(cache_bytes, bool) or cache_bytes < 0
+        ):
+            raise ValueError(
+                "cache_bytes must be a non-negative integer (bytes of cached answers per field), "
+                f"or None for the automatic budget; not {cache_bytes!r}"
+            )
         self._lock = threading.RLock()
         self._topic_cache_size = topic_cache_size
         self._cache_bytes = cache_bytes

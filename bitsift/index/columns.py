@@ -10,7 +10,6 @@ reused lowest first, so bitmaps stay dense and small after churn.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
 
 from bitsift.index.criteria import FieldTest, Residual
 from bitsift.index.normalize import Conjunction
@@ -21,20 +20,53 @@ __all__ = ["ColumnKey", "Column", "ColumnTable"]
 ColumnKey = tuple["TopicPattern | None", Conjunction]
 
 
-@dataclass(slots=True)
 class Column:
-    """One conjunction and the subscriptions that contain it."""
+    """One conjunction and the subscriptions that contain it.
 
-    number: int
-    key: ColumnKey
-    field_tests: list[tuple[int, FieldTest]]
-    """Each field test with its lane (its position among this column's tests of that field)."""
-    residuals: tuple[Residual, ...]
-    subscribers: set[str] = field(default_factory=set)
+    Its field tests are kept as the conjunction's own atoms plus, only when some field is tested
+    twice (or a residual is present), their lanes: the usual column (one test per field, no
+    residual) then costs no memory beyond its key, where a list of ``(lane, test)`` pairs cost
+    about 80 bytes per test (a W2 subscription has ten).
+    """
+
+    __slots__ = ("number", "key", "tests", "lanes", "residuals", "subscribers")
+
+    def __init__(
+        self,
+        number: int,
+        key: ColumnKey,
+        tests: tuple[FieldTest, ...],
+        lanes: tuple[int, ...] | None,
+        residuals: tuple[Residual, ...],
+    ) -> None:
+        self.number = number
+        self.key = key
+        self.tests = tests
+        """The field tests, in the conjunction's order."""
+        self.lanes = lanes
+        """Each test's lane (its position among this column's tests of that field), or None
+        when every lane is 0."""
+        self.residuals = residuals
+        self.subscribers: set[str] = set()
 
     @property
     def topic(self) -> TopicPattern | None:
         return self.key[0]
+
+    @property
+    def field_tests(self) -> list[tuple[int, FieldTest]]:
+        """Each field test with its lane, as ``(lane, test)`` pairs (made on each read)."""
+        lanes = self.lanes
+        if lanes is None:
+            return [(0, test) for test in self.tests]
+        return list(zip(lanes, self.tests, strict=True))
+
+    def __repr__(self) -> str:
+        return (
+            f"Column(number={self.number!r}, key={self.key!r}, "
+            f"field_tests={self.field_tests!r}, residuals={self.residuals!r}, "
+            f"subscribers={self.subscribers!r})"
+        )
 
 
 class ColumnTable:
@@ -54,33 +86,40 @@ class ColumnTable:
 
     def acquire(self, key: ColumnKey) -> tuple[Column, bool]:
         """The column for ``key`` and whether it is new (the caller then indexes its tests)."""
-        column = self.by_key.get(key)
-        if column is not None:
-            return column, False
-        if self._free:
-            number = heapq.heappop(self._free)
-        else:
-            number = self._next
-            self._next += 1
         conjunction = key[1]
         try:
             distinct = len({atom.field for atom in conjunction}) == len(conjunction)  # type: ignore[union-attr]
         except AttributeError:  # a residual
             distinct = False
+        by_key = self.by_key
         if distinct:
-            # The common case: field tests only, one per field, so every lane is 0.
-            column = Column(number, key, [(0, atom) for atom in conjunction], ())  # type: ignore[misc]
+            # The common case: field tests only, one per field, so every lane is 0. The column
+            # is made first so that one lookup both finds and inserts: hashing a key hashes
+            # every test in it, and a shared key (the rarer case) only wastes the small object.
+            column = Column(-1, key, conjunction, None, ())  # type: ignore[arg-type]
+            found = by_key.setdefault(key, column)
+            if found is not column:
+                return found, False
         else:
-            column = Column(number, key, *self._lanes_and_residuals(conjunction))
-        self.by_key[key] = column
-        self.by_number[number] = column
+            shared = by_key.get(key)
+            if shared is not None:
+                return shared, False
+            column = Column(-1, key, *self._lanes_and_residuals(conjunction))
+            by_key[key] = column
+        if self._free:
+            column.number = heapq.heappop(self._free)
+        else:
+            column.number = self._next
+            self._next += 1
+        self.by_number[column.number] = column
         return column, True
 
     def _lanes_and_residuals(
         self, conjunction: Conjunction
-    ) -> tuple[list[tuple[int, FieldTest]], tuple[Residual, ...]]:
+    ) -> tuple[tuple[FieldTest, ...], tuple[int, ...] | None, tuple[Residual, ...]]:
         lanes: dict[str, int] = {}
-        field_tests: list[tuple[int, FieldTest]] = []
+        tests: list[FieldTest] = []
+        test_lanes: list[int] = []
         residuals: list[Residual] = []
         for atom in conjunction:
             if isinstance(atom, Residual):
@@ -90,8 +129,13 @@ class ColumnTable:
             else:
                 lane = lanes.get(atom.field, 0)
                 lanes[atom.field] = lane + 1
-                field_tests.append((lane, atom))
-        return field_tests, tuple(residuals)
+                tests.append(atom)
+                test_lanes.append(lane)
+        if len(tests) == len(conjunction):
+            plain: tuple[FieldTest, ...] = conjunction  # type: ignore[assignment]
+        else:
+            plain = tuple(tests)
+        return plain, (tuple(test_lanes) if any(test_lanes) else None), tuple(residuals)
 
     def release(self, column: Column) -> None:
         del self.by_key[column.key]

@@ -78,6 +78,12 @@ _KIND_OF: dict[type, Kind] = {
 }
 
 
+_set = object.__setattr__
+"""How the frozen criteria below set their fields in their own ``__init__``: a build makes
+hundreds of thousands of them, and the ``__init__`` dataclasses generate for a frozen class looks
+``object.__setattr__`` up again for every field (twice as slow)."""
+
+
 def classify(value: object) -> tuple[Kind, object]:
     """The selector type of ``value`` and the value normalised for comparison.
 
@@ -124,11 +130,14 @@ class Missing:
         return "missing"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Equals:
     """The value's typed key is one of ``keys`` (``=``, ``IN``, a boolean identifier)."""
 
     keys: frozenset[Key]
+
+    def __init__(self, keys: frozenset[Key]) -> None:
+        _set(self, "keys", keys)  # see _set
 
     def holds(self, kind: Kind, value: object) -> bool:
         key = key_of(kind, value)
@@ -151,7 +160,7 @@ class OfType:
         return f"is {self.kind.value}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class InRange:
     """The value is a number (not NaN) inside the interval; ``None`` is an open end."""
 
@@ -159,6 +168,14 @@ class InRange:
     low_inclusive: bool
     high: Number | None
     high_inclusive: bool
+
+    def __init__(
+        self, low: Number | None, low_inclusive: bool, high: Number | None, high_inclusive: bool
+    ) -> None:
+        _set(self, "low", low)  # see _set
+        _set(self, "low_inclusive", low_inclusive)
+        _set(self, "high", high)
+        _set(self, "high_inclusive", high_inclusive)
 
     def holds(self, kind: Kind, value: object) -> bool:
         if kind is not Kind.NUMBER or value != value:
@@ -199,23 +216,23 @@ Criterion: TypeAlias = "Missing | Equals | OfType | InRange | HasPrefix"
 MISSING = Missing()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class FieldTest:
-    """One indexed test on one field; see the module docstring for ``negated``."""
+    """One indexed test on one field; see the module docstring for ``negated``.
+
+    Its hash is not kept: an index of 100,000 subscriptions holds about a million field tests,
+    and a kept hash is a separate 40-byte integer object each. Building an index hashes a test
+    about once (sharing its column), so keeping it saved little time for that memory.
+    """
 
     field: str
     criterion: Criterion
     negated: bool = False
-    _hash: int = dataclass_field(default=0, init=False, repr=False, compare=False)
 
-    # Atoms are hashed again and again while selectors are normalised and columns shared, and a
-    # dataclass hash is recomputed (deeply) each time: it is computed once instead. Pickles carry
-    # only the fields, since str hashes differ between processes.
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.field, self.criterion, self.negated)))
-
-    def __hash__(self) -> int:
-        return self._hash
+    def __init__(self, field: str, criterion: Criterion, negated: bool = False) -> None:
+        _set(self, "field", field)  # see _set
+        _set(self, "criterion", criterion)
+        _set(self, "negated", negated)
 
     def __reduce__(self) -> tuple[object, ...]:
         return (FieldTest, (self.field, self.criterion, self.negated))

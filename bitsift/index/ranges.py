@@ -528,25 +528,47 @@ class RangeIndex:
         """
         if type(column) is not int or not 0 <= column <= _MAX_COLUMN:
             raise InvalidRangeError(f"a column is an int in [0, 2**32), not {column!r}")
-        for bound in (low, high):
-            if bound is not None and (
-                not isinstance(bound, _NUMBER_TYPES) or isinstance(bound, bool)
-            ):
-                raise InvalidRangeError(f"an interval bound is a number or None, not {bound!r}")
-        low_inclusive, high_inclusive = bool(low_inclusive), bool(high_inclusive)
+        # A bulk load calls this once per range test, so the usual bounds (int, float, None)
+        # are vetted by their exact type before the general check.
+        low_type, high_type = type(low), type(high)
+        if not (low_type is int or low_type is float or low is None) or not (
+            high_type is int or high_type is float or high is None
+        ):
+            for bound in (low, high):
+                if bound is not None and (
+                    not isinstance(bound, _NUMBER_TYPES) or isinstance(bound, bool)
+                ):
+                    raise InvalidRangeError(f"an interval bound is a number or None, not {bound!r}")
         flags = self._flags
-        if column < len(flags) and flags[column]:
-            self._remove_held(column)
-        if column >= len(flags):
-            grow = column + 1 - len(flags)
-            self._lows.extend([None] * grow)
-            self._highs.extend([None] * grow)
-            flags.extend(bytes(grow))
-        flag = _PRESENT | (_LOW_INCLUSIVE if low_inclusive else 0)
-        flag |= _HIGH_INCLUSIVE if high_inclusive else 0
-        if _holds_nothing(low, low_inclusive, high, high_inclusive):
+        size = len(flags)
+        if column < size:
+            if flags[column]:
+                self._remove_held(column)
+                size = len(flags)
+        if column >= size:
+            grow = column + 1 - size
+            if grow == 1:
+                self._lows.append(None)
+                self._highs.append(None)
+                flags.append(0)
+            else:
+                self._lows.extend([None] * grow)
+                self._highs.extend([None] * grow)
+                flags.extend(bytes(grow))
+        flag = _PRESENT
+        if low_inclusive:
+            flag |= _LOW_INCLUSIVE
+        if high_inclusive:
+            flag |= _HIGH_INCLUSIVE
+        if (
+            (low is not None and high is not None)
+            or (low_type is not int and low is not None)
+            or (high_type is not int and high is not None)
+        ) and _holds_nothing(low, low_inclusive, high, high_inclusive):
             flag |= _EMPTY
-        self._lows[column], self._highs[column], flags[column] = low, high, flag
+        self._lows[column] = low
+        self._highs[column] = high
+        flags[column] = flag
         self._members.add(column)
         if flag & _EMPTY:
             self._empty.add(column)
@@ -555,12 +577,20 @@ class RangeIndex:
         sides = self._sides
         if low is not None:
             side = sides[0 if low_inclusive else 1]
-            side.add(low, column)
+            side.size += 1
+            if side._cuts is None:
+                side._pending[column] = low  # _Side.add inline: sorted in at the next query
+            else:
+                side._insert(low, column)
             if side.size == 1:
                 self._find_bounded()
         if high is not None:
             side = sides[2 if high_inclusive else 3]
-            side.add(high, column)
+            side.size += 1
+            if side._cuts is None:
+                side._pending[column] = high
+            else:
+                side._insert(high, column)
             if side.size == 1:
                 self._find_bounded()
 

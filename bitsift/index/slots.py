@@ -89,12 +89,7 @@ class _Tests:
         self.prefix_lengths: Counter[int] = Counter()
 
     def add(self, column: int, criterion: Equals | OfType | InRange | HasPrefix) -> None:
-        if isinstance(criterion, Equals):
-            for key in criterion.keys:
-                self.keys.add(key, column)
-        elif isinstance(criterion, OfType):
-            self.kinds.add(criterion.kind, column)
-        elif isinstance(criterion, InRange):
+        if isinstance(criterion, InRange):
             self.ranges.add(
                 column,
                 criterion.low,
@@ -102,6 +97,15 @@ class _Tests:
                 criterion.high,
                 criterion.high_inclusive,
             )
+        elif isinstance(criterion, Equals):
+            postings = self.keys.postings  # PostingTable.add inline: a bulk load calls this a lot
+            for key in criterion.keys:
+                found = postings.get(key)
+                if found is None:
+                    found = postings[key] = BitMap()
+                found.add(column)
+        elif isinstance(criterion, OfType):
+            self.kinds.add(criterion.kind, column)
         else:
             self.prefixes.add(criterion.prefix, column)
             self.prefix_lengths[len(criterion.prefix)] += 1
@@ -178,16 +182,18 @@ class FieldSlot:
         self._ranges_only = ranges if len(ranges) == len(self.constrained) else None
 
     def add(self, column: int, test: FieldTest) -> None:
-        self._cache.clear()
+        if self._cache:
+            self._cache.clear()
         self.constrained.add(column)
         criterion = test.criterion
-        if isinstance(criterion, Missing):
-            # "missing", or negated: "present" (present and not missing), which nothing vetoes.
-            (self._negated if test.negated else self._missing).add(column)
-            self._ranges_only = None
-        elif test.negated:
+        if test.negated:
+            # "present and not C" (or "present": present and not missing, which nothing vetoes).
             self._negated.add(column)
-            self._vetoes.add(column, criterion)
+            if not isinstance(criterion, Missing):
+                self._vetoes.add(column, criterion)
+            self._ranges_only = None
+        elif isinstance(criterion, Missing):
+            self._missing.add(column)
             self._ranges_only = None
         else:
             self._plain.add(column, criterion)

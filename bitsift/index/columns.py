@@ -29,7 +29,7 @@ class Column:
     about 80 bytes per test (a W2 subscription has ten).
     """
 
-    __slots__ = ("number", "key", "tests", "lanes", "residuals", "subscribers")
+    __slots__ = ("number", "key", "tests", "lanes", "residuals", "_subscribers")
 
     def __init__(
         self,
@@ -47,7 +47,61 @@ class Column:
         """Each test's lane (its position among this column's tests of that field), or None
         when every lane is 0."""
         self.residuals = residuals
-        self.subscribers: set[str] = set()
+        self._subscribers: str | set[str] | None = None
+        """The subscriber's id while there is one (the usual column), else a set (216 bytes
+        even for one id), or None before the first."""
+
+    @property
+    def subscribers(self) -> set[str]:
+        """The ids of the subscriptions that contain this conjunction.
+
+        A set the caller may change, so reading it stores one; :meth:`subscribe`,
+        :meth:`unsubscribe` and :meth:`subscriber_ids` keep a lone id as it is.
+        """
+        found = self._subscribers
+        if type(found) is set:
+            return found
+        found = self._subscribers = set() if found is None else {found}  # type: ignore[arg-type]
+        return found
+
+    def subscriber_ids(self) -> set[str] | tuple[str, ...]:
+        """The subscribers' ids, to read only (no set is made for a lone id)."""
+        found = self._subscribers
+        if found is None:
+            return ()
+        if type(found) is str:
+            return (found,)
+        return found  # type: ignore[return-value]
+
+    def subscribe(self, subscription_id: str) -> int:
+        """Add a subscriber (again is a no-op); returns how many there are now."""
+        found = self._subscribers
+        if found is None:
+            self._subscribers = subscription_id
+            return 1
+        if type(found) is str:
+            if found == subscription_id:
+                return 1
+            self._subscribers = {found, subscription_id}
+            return 2
+        found.add(subscription_id)  # type: ignore[union-attr]
+        return len(found)
+
+    def unsubscribe(self, subscription_id: str) -> int:
+        """Remove a subscriber if present; returns how many are left."""
+        found = self._subscribers
+        if found is None:
+            return 0
+        if type(found) is str:
+            if found == subscription_id:
+                self._subscribers = None
+                return 0
+            return 1
+        found.discard(subscription_id)  # type: ignore[union-attr]
+        left = len(found)
+        if left == 1:
+            self._subscribers = next(iter(found))
+        return left
 
     @property
     def topic(self) -> TopicPattern | None:
@@ -65,7 +119,7 @@ class Column:
         return (
             f"Column(number={self.number!r}, key={self.key!r}, "
             f"field_tests={self.field_tests!r}, residuals={self.residuals!r}, "
-            f"subscribers={self.subscribers!r})"
+            f"subscribers={set(self.subscriber_ids())!r})"
         )
 
 

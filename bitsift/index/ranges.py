@@ -529,16 +529,23 @@ class RangeIndex:
         if type(column) is not int or not 0 <= column <= _MAX_COLUMN:
             raise InvalidRangeError(f"a column is an int in [0, 2**32), not {column!r}")
         # A bulk load calls this once per range test, so the usual bounds (int, float, None)
-        # are vetted by their exact type before the general check.
+        # are vetted, and the interval checked for emptiness, by their exact type first.
         low_type, high_type = type(low), type(high)
-        if not (low_type is int or low_type is float or low is None) or not (
+        usual = (low_type is int or low_type is float or low is None) and (
             high_type is int or high_type is float or high is None
-        ):
+        )
+        if usual:
+            if low is None or high is None:  # NaN is the only way to hold nothing
+                empty = (low is not None and low != low) or (high is not None and high != high)
+            else:  # crossed, shut, or a NaN bound (every comparison with NaN is false)
+                empty = not (low < high or (low == high and low_inclusive and high_inclusive))
+        else:
             for bound in (low, high):
                 if bound is not None and (
                     not isinstance(bound, _NUMBER_TYPES) or isinstance(bound, bool)
                 ):
                     raise InvalidRangeError(f"an interval bound is a number or None, not {bound!r}")
+            empty = _holds_nothing(low, low_inclusive, high, high_inclusive)
         flags = self._flags
         size = len(flags)
         if column < size:
@@ -560,11 +567,7 @@ class RangeIndex:
             flag |= _LOW_INCLUSIVE
         if high_inclusive:
             flag |= _HIGH_INCLUSIVE
-        if (
-            (low is not None and high is not None)
-            or (low_type is not int and low is not None)
-            or (high_type is not int and high is not None)
-        ) and _holds_nothing(low, low_inclusive, high, high_inclusive):
+        if empty:
             flag |= _EMPTY
         self._lows[column] = low
         self._highs[column] = high

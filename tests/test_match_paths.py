@@ -221,11 +221,11 @@ def test_results_resolve_safely_while_another_thread_changes_the_index() -> None
         max_size=6,
     ),
 )
-def test_messages_that_miss_the_caches_match_in_roaring_exactly(
+def test_messages_that_miss_the_caches_are_swept_exactly(
     shapes: list[list[tuple[int, int, int]]], batch: list[dict[str, Any]]
 ) -> None:
     """The W2 shape: many range fields, values the caches have not seen. Most fields miss, so the
-    index matches those messages in roaring (``_match_uncached``); either way, exactly."""
+    index sweeps those messages (``_sweep``, sweep.py); either way, exactly."""
     subscriptions = [
         Subscription(
             id=f"s{n}",
@@ -244,7 +244,7 @@ def test_messages_that_miss_the_caches_match_in_roaring_exactly(
         assert set(found) == want, message
 
 
-def test_a_fresh_w2_event_takes_the_roaring_path() -> None:
+def test_a_fresh_w2_event_is_swept() -> None:
     subscriptions = [
         Subscription(
             id=f"s{n}", selector=" AND ".join(f"a{f} BETWEEN {n} AND {n + 50}" for f in range(6))
@@ -254,7 +254,9 @@ def test_a_fresh_w2_event_takes_the_roaring_path() -> None:
     index = SubscriptionIndex(subscriptions)
     event = {f"a{f}": 45 for f in range(6)}
     found = index.match(event)
-    assert isinstance(found._columns, BitMap)  # every field missed: matched in roaring
+    # Every field missed: swept, with each field's masks built, no answer cached.
+    assert all(field._sketches for field in index._fields.values())
+    assert not any(field.cached for field in index._fields.values())
     assert found == {f"s{n}" for n in range(40) if n <= 45 <= n + 50}
     again = index.match({f"a{f}": 45 for f in range(6)})
     assert again == found

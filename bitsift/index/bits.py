@@ -32,7 +32,15 @@ from typing import Any
 
 from pyroaring import BitMap, FrozenBitMap
 
-__all__ = ["to_int", "positions", "position_array", "from_positions", "to_bitmap"]
+__all__ = [
+    "to_int",
+    "positions",
+    "position_array",
+    "from_positions",
+    "to_bitmap",
+    "small_to_bitmap",
+    "bitmap_of",
+]
 
 _NO_RUNS = 12346
 _WITH_RUNS = 12347
@@ -199,3 +207,25 @@ def small_to_bitmap(bits: int) -> BitMap | None:
     )
     bitmap.remove_range(_FILLER_START, 65536)
     return bitmap
+
+
+_SLICE_MASK = (1 << _FILLER_START) - 1
+
+
+def bitmap_of(bits: int) -> BitMap:
+    """A roaring bitmap of any non-negative integer: :func:`small_to_bitmap` on each 61,440-bit
+    slice, shifted into place. Past 61,440 bits this is still a handful of C calls per slice,
+    where :func:`positions` pays for numpy's fixed costs and a Python call per set bit.
+
+    >>> list(bitmap_of((1 << 3) | (1 << 70000) | (1 << 200000)))
+    [3, 70000, 200000]
+    """
+    result = BitMap()
+    offset = 0
+    while bits:
+        part = small_to_bitmap(bits & _SLICE_MASK)
+        if part is not None:
+            result |= part.shift(offset) if offset else part
+        bits >>= _FILLER_START
+        offset += _FILLER_START
+    return result

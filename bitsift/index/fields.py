@@ -45,7 +45,9 @@ from pyroaring import BitMap, FrozenBitMap
 
 from bitsift.index.bits import to_bitmap, to_int
 from bitsift.index.criteria import Equals, FieldTest, InRange, Kind, classify
+from bitsift.index.ranges import _is_number
 from bitsift.index.slots import FieldSlot
+from bitsift.index.sweep import LaneSketch, Pending
 
 __all__ = ["AnswerCache", "FieldIndex", "CACHE_BYTES", "CACHE_ANSWERS"]
 
@@ -62,6 +64,8 @@ _ENTRY_OVERHEAD = 120
 """Bytes a cache entry costs beside its answer's bits: dict slot, key, int header."""
 _SEEN_KEYS = 4096
 """Keys missed once that a field remembers, waiting for a second miss (bounded, FIFO)."""
+_REPEATS_WORTH_CACHING = 4
+"""A field builds answers for repeated misses while at least one miss in this many is one."""
 _INSORT_EDITS = 32
 """Boundary edits applied in place between two queries before the sorted list is rebuilt instead."""
 _MISSING_KEY = ("missing",)
@@ -160,6 +164,9 @@ class FieldIndex:
         "_cache",
         "_everything",
         "_seen",
+        "_sightings",
+        "_repeats",
+        "_sketches",
     )
 
     def __init__(
@@ -182,7 +189,13 @@ class FieldIndex:
         """Answers by key: a str, a numeric bucket (int), or a tagged tuple (see ``answer``). The
         subscription index reads it directly in its match loop."""
         self._seen: dict[object, None] = {}
-        """Keys missed once recently (see ``remember_if_repeated``), oldest first."""
+        """Keys missed once recently (see ``remember``), oldest first."""
+        self._sightings = 0
+        self._repeats = 0
+        """Misses seen by ``remember`` lately, and how many of them were second sightings."""
+        self._sketches: list[LaneSketch | None] | None = None
+        """Per lane, the sweep's masks (sweep.py) when the lane holds only ranges; None: not
+        built since the last change."""
         self.set_universe(universe)
 
     # -- changes ---------------------------------------------------------------------------------
@@ -199,7 +212,7 @@ class FieldIndex:
                 bounds[bound] = count + 1
                 if not count:
                     self._edit(bound, insert=True)
-        if self._cache or self._seen:
+        if self._cache or self._seen or self._sketches:
             self.forget()
 
     def remove(self, lane: int, column: int, test: FieldTest) -> None:
@@ -232,10 +245,12 @@ class FieldIndex:
             del ordered[bisect_right(ordered, bound) - 1]
 
     def forget(self) -> None:
-        """Empty the answer cache (after any change to the field's tests)."""
+        """Empty the answer cache and drop the sweep's masks (after any change to the field's
+        tests)."""
         if self._cache or self._seen:
             self._cache.clear()
             self._seen.clear()
+        self._sketches = None
 
     def set_universe(self, universe: FrozenBitMap) -> None:
         """Take complements against ``universe`` from now on (it must hold every column)."""
@@ -243,6 +258,7 @@ class FieldIndex:
         self._everything = to_int(universe)
         self._cache.resize(universe.max() + 1 if universe else 0, self._budget)
         self._seen.clear()
+        self._sketches = None
 
     def __bool__(self) -> bool:
         return bool(self.lanes)
@@ -282,26 +298,61 @@ class FieldIndex:
             return _MISSING_KEY
         return _OTHER_KEY
 
-    def remember_if_repeated(self, value: object) -> None:
-        """Cache the answer for ``value``'s key if this is the second miss on it lately.
+    def remember(self, key: object, value: object) -> int | None:
+        """Cache the answer for ``value`` (whose cache key is ``key``, or None when the caller
+        did not compute it) if this is the second miss on it lately and this field's misses
+        repeat often enough to pay; return the answer when it was built.
 
-        For a message matched without the caches (``SubscriptionIndex._match_uncached``): a
-        stream of fresh numbers (W2) never repeats a bucket, so it never pays to build answers
-        it will not reuse, while a stream that repeats its symbols and buckets (W3, cold) warms
-        up from the second sighting of each.
+        For a message swept without the caches (``SubscriptionIndex`` sends one there when
+        several fields miss): a stream that repeats its symbols and buckets (W3, cold) warms up
+        from the second sighting of each, while a stream of fresh numbers (W2), where a bucket
+        comes back once in many thousand events, builds no answer it would not reuse. The share
+        of second sightings among the field's recent misses decides: at least one in
+        :data:`_REPEATS_WORTH_CACHING`.
         """
-        kind, normalised = classify(value)
-        key = self._key(kind, normalised)
-        if key is None or key in self._cache:
-            return
+        if key is None:
+            key = self._key(*classify(value))
+            if key is None:
+                return None
         seen = self._seen
+        self._sightings += 1
+        if self._sightings > _SEEN_KEYS:  # a moving window: halve the history
+            self._sightings >>= 1
+            self._repeats >>= 1
         if key in seen:
             del seen[key]
-            self.answer(value)
-            return
+            self._repeats += 1
+            if self._repeats * _REPEATS_WORTH_CACHING >= self._sightings:
+                return self.answer(value)
+            return None
         seen[key] = None
         if len(seen) > _SEEN_KEYS:
             del seen[next(iter(seen))]
+        return None
+
+    def narrow(self, candidates: int, value: object, pending: Pending) -> int:
+        """``candidates`` without the columns whose test the raw ``value`` violates, for the
+        sweep (:mod:`~bitsift.index.sweep`): a lane of plain ranges narrows by its coarse masks
+        and leaves the undecided groups in ``pending`` for ``sweep.settle``; any other lane, or
+        a value no range holds, subtracts the lane's violated columns as they are."""
+        kind, normalised = classify(value)
+        sketches = self._sketches
+        if sketches is None:
+            sketches = self._sketches = [None] * len(self.lanes)
+        for number, lane in enumerate(self.lanes):
+            ranges = lane._ranges_only
+            if ranges is not None and kind is Kind.NUMBER and _is_number(normalised):
+                sketch = sketches[number]
+                if sketch is None:
+                    sketch = sketches[number] = LaneSketch(ranges, self._everything)
+                candidates = sketch.narrow(candidates, normalised, pending)
+            else:
+                violated = lane.violated_now(kind, normalised)
+                if violated:
+                    candidates &= self._everything ^ to_int(violated)
+            if not candidates:
+                break
+        return candidates
 
     def answer(self, value: object) -> int:
         """The columns of the universe whose test on this field (in every lane) the raw message

@@ -35,8 +35,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Set
 from typing import TYPE_CHECKING, Any
 
-from pyroaring import BitMap
-
 if TYPE_CHECKING:
     from bitsift.index.subscriptions import SubscriptionIndex
 
@@ -53,7 +51,7 @@ class Matches(Set[str]):
     def __init__(
         self,
         index: SubscriptionIndex | None,
-        columns: int | BitMap | None,
+        columns: int | None,
         ids: frozenset[str] | None = None,
     ) -> None:
         self._index = index

@@ -37,12 +37,12 @@ from pyroaring import BitMap, FrozenBitMap
 from bitsift.errors import MessageError, UnknownSubscriptionError
 from bitsift.index.bits import from_positions, position_array, positions, small_to_bitmap, to_int
 from bitsift.index.columns import Column, ColumnTable
-from bitsift.index.criteria import classify
 from bitsift.index.derived import Evaluator, compile_expression, derive, explain
 from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, AnswerCache, FieldIndex
 from bitsift.index.normalize import MAX_CONJUNCTIONS, to_dnf
 from bitsift.index.results import EMPTY, Matches
 from bitsift.index.slots import FieldSlot
+from bitsift.index.sweep import Pending, settle
 from bitsift.index.topics import TopicIndex
 from bitsift.models import Subscription
 from bitsift.selectors.ast import Node
@@ -54,25 +54,15 @@ __all__ = ["SubscriptionIndex"]
 _STEP = 4096
 """The universe grows by at least this many columns (and by a quarter of itself) at a time."""
 _UNCACHED_FIELDS = 3
-"""Cache misses in one message from which it is matched in roaring without the caches
-(``_match_uncached``): a miss answered as an integer costs a roaring answer plus its conversion,
-about what matching every field in roaring costs once three fields miss."""
+"""Cache misses in one message from which it is swept (``_sweep``) rather than answered field
+by field: a miss answered costs a roaring answer plus its conversion and a cache entry, worth it
+for a value that comes again, while a sweep narrows by coarse masks and tests a few survivors."""
 _PRUNE_AT = 1024
 """Pending result references kept before the dead ones are pruned (see ``_pending``)."""
 
 
 _Step = tuple[str, FieldIndex, AnswerCache, Evaluator | None, bool]
 """One field of the match loop (see ``SubscriptionIndex._make_plan``)."""
-
-
-def _field_value(step: _Step, properties: Mapping[str, Any]) -> object:
-    """The message's value for one step of the plan (the match loop inlines the same)."""
-    field, _index, _cache, compute, dotted = step
-    if compute is not None:
-        return compute(properties)
-    if type(properties) is dict and not dotted:
-        return properties.get(field)
-    return lookup(properties, field)
 
 
 def _universe(size: int) -> FrozenBitMap:
@@ -424,9 +414,8 @@ class SubscriptionIndex:
                 if (client := subscriptions[subscription_id].client) is not None
             )
 
-    def _matching_columns(self, properties: Mapping[str, Any], topic: str | None) -> int | BitMap:
-        """The matching columns, under the lock: an integer (bit ``c``: column ``c``), or a
-        roaring bitmap when most fields missed their caches (see ``_match_uncached``)."""
+    def _matching_columns(self, properties: Mapping[str, Any], topic: str | None) -> int:
+        """The matching columns, under the lock, as an integer (bit ``c``: column ``c``)."""
         plain = type(properties) is dict  # dict.get cannot fail; any other mapping might
         if not plain and not isinstance(properties, Mapping):  # (an ABC check costs ~0.3 µs)
             raise MessageError(
@@ -449,7 +438,8 @@ class SubscriptionIndex:
         # an int or float that is not NaN) the cached answer is found with one dict lookup,
         # after one bisection for a number; anything else, and every miss, is a miss.
         value: object
-        misses: list[tuple[FieldIndex, object]] = []
+        key: object
+        misses: list[tuple[FieldIndex, object, object]] = []
         for field, index, cache, compute, dotted in plan:
             if compute is not None:
                 value = compute(properties)
@@ -458,31 +448,32 @@ class SubscriptionIndex:
             else:
                 value = lookup(properties, field)
             kind = type(value)
-            answer = None
             if kind is str:
-                answer = cache.get(value)
+                key = value
             elif value is None:
-                answer = cache.get(_MISSING_KEY)
+                key = _MISSING_KEY
             elif kind is bool:
-                answer = cache.get(_TRUE_KEY if value else _FALSE_KEY)
-            elif kind is int or kind is float:
+                key = _TRUE_KEY if value else _FALSE_KEY
+            elif (kind is int or kind is float) and value == value:
                 ordered = index._sorted
-                if ordered is not None and value == value:
+                if ordered is None:
+                    key = None
+                else:
                     place = bisect_right(ordered, value)
-                    answer = cache.get(
-                        2 * place - 1 if place and ordered[place - 1] == value else 2 * place
-                    )
+                    key = 2 * place - 1 if place and ordered[place - 1] == value else 2 * place
+            else:
+                key = None
+            answer = None if key is None else cache.get(key)
             if answer is None:
-                misses.append((index, value))
+                misses.append((index, value, key))
             else:
                 candidates &= answer
         if misses:
             if len(misses) >= _UNCACHED_FIELDS:
-                for index, value in misses:
-                    index.remember_if_repeated(value)
-                return self._match_uncached(properties, topic, plan)
-            for index, value in misses:
-                candidates &= index.answer(value)
+                candidates = self._sweep(candidates, misses)
+            else:
+                for index, value, _key in misses:
+                    candidates &= index.answer(value)
         if candidates:
             checked = self._checked
             if checked is None:
@@ -492,30 +483,20 @@ class SubscriptionIndex:
                 candidates = self._check_residuals(candidates, residual, properties)
         return candidates
 
-    def _match_uncached(
-        self, properties: Mapping[str, Any], topic: str | None, plan: list[_Step]
-    ) -> BitMap:
-        """The matching columns of a message whose values the caches mostly have not seen (the
-        academic W2 stream: 20 fresh numbers per event), in roaring: each lane removes what the
-        value violates in place (its range checkpoints subtracted directly), with no answer
-        built, converted to an integer or cached for values that will not come again."""
-        candidates = self._live - self._with_topic
-        if topic is not None and self._with_topic:
-            candidates |= self._topics.match(topic)
-        for step in plan:
-            if not candidates:
-                return candidates
-            index = step[1]
-            kind, normalised = classify(_field_value(step, properties))
-            for lane in index.lanes:
-                lane.discard_violated(candidates, kind, normalised)
-        if candidates:
-            checked = candidates & self._with_residuals
-            if checked:
-                candidates.difference_update(
-                    BitMap(self._rejected(checked, properties), optimize=False)
-                )
-        return candidates
+    def _sweep(self, candidates: int, misses: list[tuple[FieldIndex, object, object]]) -> int:
+        """``candidates`` narrowed by the fields whose values missed their caches, when several
+        did (the academic W2 stream: 20 fresh numbers per event): each field either builds and
+        caches its answer (its misses repeat: see ``FieldIndex.remember``) or narrows the
+        candidates without building one (:mod:`~bitsift.index.sweep`: coarse masks, then an
+        exact test of the few survivors in the undecided groups)."""
+        pending: Pending = []
+        for index, value, key in misses:
+            answer = index.remember(key, value)
+            if answer is not None:
+                candidates &= answer
+            elif candidates:
+                candidates = index.narrow(candidates, value, pending)
+        return settle(candidates, pending)
 
     def _topic_start(self, topic: str, start: int) -> int:
         """``start`` plus the columns whose topic pattern matches ``topic``, remembered."""
@@ -575,36 +556,28 @@ class SubscriptionIndex:
                     break
         return rejected
 
-    def _ids(self, columns: int | BitMap) -> frozenset[str]:
+    def _ids(self, columns: int) -> frozenset[str]:
         """The subscription ids of the columns (called by ``Matches`` when first read)."""
         sole = self._sole
         checked = self._checked
         shared = to_int(self._shared) if checked is None else checked[1]
-        several: int | BitMap
-        if not isinstance(columns, BitMap):
-            several = columns & shared
-            small = small_to_bitmap(columns)  # None past 61,440 columns: numpy then
-            if small is None:
-                found = self._names_of(position_array(columns))
-            else:
-                numbers = small.to_array()
-                found = (
-                    list(itemgetter(*numbers)(sole))
-                    if len(numbers) > 1
-                    else [sole[n] for n in numbers]
-                )
+        several = columns & shared
+        small = small_to_bitmap(columns)  # None past 61,440 columns: numpy then
+        found: list[str | None]
+        if small is None:
+            found = self._names_of(position_array(columns))
         else:
-            several = columns & self._shared
-            import numpy
-
-            found = self._names_of(numpy.frombuffer(columns.to_array(), numpy.uint32))
+            numbers = small.to_array()
+            found = (
+                list(itemgetter(*numbers)(sole)) if len(numbers) > 1 else [sole[n] for n in numbers]
+            )
         if not several:
             return frozenset(found)  # type: ignore[arg-type]
         # Columns with two or more subscribers have None in ``names``: add their subscribers.
         ids = set(found)
         ids.discard(None)
         table = self._table.by_number
-        for number in several if isinstance(several, BitMap) else positions(several):
+        for number in positions(several):
             ids.update(table[number].subscribers)
         return frozenset(ids)  # type: ignore[arg-type]
 

@@ -199,7 +199,15 @@ def _truth(node: Node, want: bool, cap: int) -> _Result:
         # combines them, whatever the cap.
         holds = all(parts) if needs_all else any(parts)
         return (_ALWAYS if holds else _NEVER), True
-    combined = _product(parts, cap) if needs_all else _union(parts, cap)
+    if needs_all:
+        for part in parts:
+            if len(part) != 1:
+                combined = _product(parts, cap)
+                break
+        else:  # the common case, an AND of single conjunctions: no product to take
+            return (_conjoin([part[0] for part in parts]),), False
+    else:
+        combined = _union(parts, cap)
     if combined is None:
         return ((Residual(node, want),),), False
     return combined, False
@@ -212,7 +220,10 @@ def _remember(node: Node, want: bool, key: Hashable) -> _Result:
         result = _leaf_result(node, want)
         if type(key) is tuple:
             # About two elements per node (see _leaf_key), so about _leaf_weight(node).
-            weight = _NODE_WEIGHT // 2 * len(key) + sum([len(p) for p in key if type(p) is str])
+            weight = _NODE_WEIGHT // 2 * len(key)
+            for part in key:
+                if type(part) is str:
+                    weight += len(part)
         else:
             weight = _leaf_weight(node)
         if weight > LEAF_CACHE_MAX_WEIGHT:

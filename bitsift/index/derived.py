@@ -29,6 +29,7 @@ disjunction, string functions) stay residuals.
 
 from __future__ import annotations
 
+import operator as _operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -51,6 +52,17 @@ from bitsift.selectors.evaluate import identifiers, value_of
 from bitsift.selectors.values import Value, arithmetic, lookup, negate, normalize
 
 __all__ = ["PREFIX", "Evaluator", "compile_expression", "derive", "derived_name", "explain"]
+
+_PLAIN = frozenset({bool, int, float, str})
+"""Types a message value keeps as its selector value (``values.normalize`` returns them as is)."""
+_EXACT: dict[str, Callable[[Any, Any], Any]] = {
+    "+": _operator.add,
+    "-": _operator.sub,
+    "*": _operator.mul,
+}
+_LONG_MIN = -(2**63)
+_LONG_MAX = 2**63 - 1
+"""An int in this range stays an int in arithmetic() (``values._long_or_float``)."""
 
 Evaluator = Callable[[Mapping[str, Any]], Value]
 
@@ -133,14 +145,42 @@ def compile_expression(node: Node) -> Evaluator:
     """
     if isinstance(node, Identifier):
         name = node.name
-        return lambda message: normalize(lookup(message, name))
+        if "." in name:
+            return lambda message: normalize(lookup(message, name))
+
+        def identifier(message: Mapping[str, Any]) -> Value:
+            # lookup() of a plain name in a dict is dict.get, and normalize() returns the exact
+            # types as they are: both inlined for the common message.
+            if type(message) is dict:
+                value = message.get(name)
+                if type(value) in _PLAIN or value is None:
+                    return value
+                return normalize(value)
+            return normalize(lookup(message, name))
+
+        return identifier
     if isinstance(node, (StringLiteral, IntegerLiteral, FloatLiteral, BooleanLiteral)):
         constant: Value = node.value
         return lambda message: constant
     if isinstance(node, Arithmetic):
         operator = node.operator
         left, right = compile_expression(node.left), compile_expression(node.right)
-        return lambda message: arithmetic(operator, left(message), right(message))
+        exact = _EXACT.get(operator)
+        if exact is None:  # division: its zero and NaN rules stay in arithmetic()
+            return lambda message: arithmetic(operator, left(message), right(message))
+
+        def combine(message: Mapping[str, Any]) -> Value:
+            # A float with a float or a machine-range int is what arithmetic() computes with
+            # Python's own operator; everything else (ints, Decimals, NULL) goes through it.
+            a, b = left(message), right(message)
+            if type(a) is float:
+                if type(b) is float or (type(b) is int and _LONG_MIN <= b <= _LONG_MAX):
+                    return exact(a, b)  # type: ignore[no-any-return]
+            elif type(b) is float and type(a) is int and _LONG_MIN <= a <= _LONG_MAX:
+                return exact(a, b)  # type: ignore[no-any-return]
+            return arithmetic(operator, a, b)
+
+        return combine
     if isinstance(node, Negate):
         operand = compile_expression(node.operand)
         return lambda message: negate(operand(message))

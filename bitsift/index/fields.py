@@ -335,16 +335,21 @@ class FieldIndex:
         sweep (:mod:`~bitsift.index.sweep`): a lane of plain ranges narrows by its coarse masks
         and leaves the undecided groups in ``pending`` for ``sweep.settle``; any other lane, or
         a value no range holds, subtracts the lane's violated columns as they are."""
-        kind, normalised = classify(value)
+        kind_of = type(value)
+        if kind_of is int or (kind_of is float and value == value):  # classify(), inlined
+            kind, normalised, number = Kind.NUMBER, value, True
+        else:
+            kind, normalised = classify(value)
+            number = kind is Kind.NUMBER and _is_number(normalised)
         sketches = self._sketches
         if sketches is None:
             sketches = self._sketches = [None] * len(self.lanes)
-        for number, lane in enumerate(self.lanes):
+        for place, lane in enumerate(self.lanes):
             ranges = lane._ranges_only
-            if ranges is not None and kind is Kind.NUMBER and _is_number(normalised):
-                sketch = sketches[number]
+            if number and ranges is not None:
+                sketch = sketches[place]
                 if sketch is None:
-                    sketch = sketches[number] = LaneSketch(ranges, self._everything)
+                    sketch = sketches[place] = LaneSketch(ranges, self._everything)
                 candidates = sketch.narrow(candidates, normalised, pending)
             else:
                 violated = lane.violated_now(kind, normalised)

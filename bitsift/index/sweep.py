@@ -124,15 +124,14 @@ class SideSketch:
 
 
 class LaneSketch:
-    """The sketches of every bounded side of one lane's range index, and the masks for the
-    columns every number violates (empty intervals) or every non-number violates (all)."""
+    """The sketches of every bounded side of one lane's range index, and the mask for the
+    columns every number violates (empty intervals such as ``x BETWEEN 2 AND 1``)."""
 
-    __slots__ = ("sides", "empty", "members")
+    __slots__ = ("sides", "empty")
 
     def __init__(self, ranges: RangeIndex, everything: int) -> None:
         self.sides = [SideSketch(side, everything) for side in ranges._bounded]
         self.empty = everything ^ to_int(ranges._empty) if ranges._empty else None
-        self.members = everything ^ to_int(ranges.members)
 
     def narrow(self, candidates: int, value: Any, pending: Pending) -> int:
         """``candidates`` narrowed by a number (not NaN); see :meth:`SideSketch.narrow`."""

@@ -23,8 +23,18 @@ from strategies import messages, selector_texts
 
 from bitsift import Subscription, SubscriptionIndex
 from bitsift.index.columns import Column, ColumnTable
-from bitsift.index.criteria import MISSING, Equals, FieldTest, InRange, Kind, OfType
+from bitsift.index.criteria import (
+    MISSING,
+    Equals,
+    FieldTest,
+    HasPrefix,
+    InRange,
+    Kind,
+    OfType,
+    classify,
+)
 from bitsift.index.ranges import Interval, InvalidRangeError, RangeIndex
+from bitsift.index.slots import FieldSlot
 
 # -- column subscribers ----------------------------------------------------------------------
 
@@ -121,6 +131,47 @@ def test_criteria_keep_their_dataclass_semantics(
     keys = Equals(frozenset([("s", name)]))
     assert keys == Equals(frozenset([("s", name)])) and keys.holds(Kind.STRING, name)
     assert FieldTest(name, keys) != FieldTest(name, OfType(Kind.STRING))
+
+
+# -- bulk slot loads ---------------------------------------------------------------------------
+
+slot_criteria = st.sampled_from(
+    [
+        MISSING,
+        Equals(frozenset([("s", "eu"), ("n", 1)])),
+        Equals(frozenset([("s", "us")])),
+        Equals(frozenset()),
+        OfType(Kind.NUMBER),
+        OfType(Kind.STRING),
+        HasPrefix("e"),
+        InRange(0, True, 2, False),
+        InRange(None, False, 1, True),
+        InRange(1.5, False, None, False),
+        InRange(3, True, 1, True),
+    ]
+)
+slot_values = [None, "eu", "us", "e", "x", 0, 1, 1.5, 2, 5, -1, float("nan"), True, b"raw"]
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), slot_criteria, st.booleans()), max_size=30))
+def test_a_bulk_slot_load_equals_one_add_per_test(
+    entries: list[tuple[int, Any, bool]],
+) -> None:
+    one_by_one, bulk = FieldSlot("f"), FieldSlot("f")
+    # A column holds one test per slot (the index's rule): the last of each column is kept.
+    kept = {column: FieldTest("f", criterion, negated) for column, criterion, negated in entries}
+    columns, tests = list(kept), list(kept.values())
+    for column, test in zip(columns, tests, strict=True):
+        one_by_one.add(column, test)
+    bulk.add_many(columns, tests)
+    assert (one_by_one._ranges_only is None) == (bulk._ranges_only is None)
+    for value in slot_values:
+        kind, normalised = classify(value)
+        assert bulk.violated_now(kind, normalised) == one_by_one.violated_now(kind, normalised)
+        assert bulk.violated(kind, normalised) == one_by_one.violated(kind, normalised)
+    for column, test in zip(columns, tests, strict=True):
+        bulk.remove(column, test)
+    assert not bulk
 
 
 # -- range bounds -------------------------------------------------------------------------------

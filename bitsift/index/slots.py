@@ -200,6 +200,70 @@ class FieldSlot:
             if not isinstance(criterion, InRange):
                 self._ranges_only = None
 
+    def add_many(self, columns: list[int], tests: list[FieldTest]) -> None:
+        """:meth:`add` for each column and its test in turn (a bulk load): the columns of the
+        "missing", negated and equality tests are collected first and each bitmap is updated
+        once, rather than one roaring call and three Python calls per test.
+
+        >>> from bitsift.index.criteria import MISSING, Equals, FieldTest
+        >>> slot = FieldSlot("region")
+        >>> eu = Equals(frozenset([("s", "eu")]))
+        >>> slot.add_many([0, 1, 2], [FieldTest("region", eu), FieldTest("region", MISSING),
+        ...                           FieldTest("region", eu, True)])
+        >>> sorted(slot.violated(Kind.STRING, "eu")), sorted(slot.violated(Kind.MISSING, None))
+        ([1, 2], [0, 2])
+        """
+        if self._cache:
+            self._cache.clear()
+        if columns:
+            self.constrained.update(columns)
+        missing: list[int] = []
+        negated: list[int] = []
+        keyed: dict[object, list[int]] = {}
+        plain, vetoes, ranges = self._plain, self._vetoes, self._plain.ranges
+        ranges_only = True
+        for column, test in zip(columns, tests, strict=True):
+            criterion = test.criterion
+            if test.negated:
+                negated.append(column)
+                if not isinstance(criterion, Missing):
+                    vetoes.add(column, criterion)
+                ranges_only = False
+            elif isinstance(criterion, InRange):
+                ranges.add(
+                    column,
+                    criterion.low,
+                    criterion.low_inclusive,
+                    criterion.high,
+                    criterion.high_inclusive,
+                )
+            elif isinstance(criterion, Equals):
+                for key in criterion.keys:
+                    found = keyed.get(key)
+                    if found is None:
+                        keyed[key] = [column]
+                    else:
+                        found.append(column)
+                ranges_only = False
+            elif isinstance(criterion, Missing):
+                missing.append(column)
+                ranges_only = False
+            else:
+                plain.add(column, criterion)
+                ranges_only = False
+        if missing:
+            self._missing.update(missing)
+        if negated:
+            self._negated.update(negated)
+        postings = plain.keys.postings
+        for posted, found in keyed.items():
+            bitmap = postings.get(posted)
+            if bitmap is None:
+                bitmap = postings[posted] = BitMap()
+            bitmap.update(found)
+        if not ranges_only:
+            self._ranges_only = None
+
     def remove(self, column: int, test: FieldTest) -> None:
         self._cache.clear()
         self.constrained.discard(column)

@@ -133,7 +133,7 @@ _RECENT: list[dict[Hashable, _Result]] = [{}, {}]
 _EARLIER: list[dict[Hashable, _Result]] = [{}, {}]
 """The generation before: a leaf found here moves back to :data:`_RECENT`, so leaves in use
 survive while the one-off ones (a random ``BETWEEN``) age out two generations later."""
-_ORDER_CACHE: dict[Atom, tuple[int, str]] = {}
+_ORDER_CACHE: dict[Atom, tuple[Atom, tuple[int, str]]] = {}
 _PLAIN_NAMES: set[str] = set()
 """Field names known to hold no character at or below the space (see :func:`_conjoin`)."""
 _PLAIN_NAMES_LIMIT = 1 << 12
@@ -427,14 +427,31 @@ def _canonical(atoms: list[Atom]) -> Conjunction:
 
 def _atom_order(atom: Atom) -> tuple[int, str]:
     # The same atoms recur across thousands of subscriptions, so short sort keys are remembered.
-    order = _ORDER_CACHE.get(atom)
-    if order is None:
-        order = (1 if type(atom) is Residual else 0, str(atom))
-        if len(order[1]) <= _ORDER_CACHE_MAX_TEXT:
-            if len(_ORDER_CACHE) >= _ORDER_CACHE_LIMIT:
-                _ORDER_CACHE.clear()
-            _ORDER_CACHE[atom] = order
+    # Equal atoms may print differently when they hold numbers (1 == 1.0, 0.0 == -0.0) or an
+    # expression: a remembered key is used for those only when it was made for this very atom,
+    # so the order never depends on what was normalised before.
+    entry = _ORDER_CACHE.get(atom)
+    if entry is not None and (entry[0] is atom or _spelled_alike(atom)):
+        return entry[1]
+    order = (1 if type(atom) is Residual else 0, str(atom))
+    if len(order[1]) <= _ORDER_CACHE_MAX_TEXT:
+        if len(_ORDER_CACHE) >= _ORDER_CACHE_LIMIT:
+            _ORDER_CACHE.clear()
+        _ORDER_CACHE[atom] = (atom, order)
     return order
+
+
+def _spelled_alike(atom: Atom) -> bool:
+    """Whether every atom equal to ``atom`` prints as it does: a field test holding no number."""
+    if type(atom) is not FieldTest:
+        return False
+    criterion = atom.criterion
+    kind = type(criterion)
+    if kind is InRange:
+        return False
+    if kind is Equals:
+        return all([key[0] != "n" for key in criterion.keys])  # type: ignore[union-attr]
+    return True
 
 
 def _is_presence(atom: Atom) -> bool:

@@ -108,7 +108,10 @@ def derive(conjunction: Conjunction) -> tuple[Conjunction, dict[str, Node]]:
     A residual whose rewrite would need more than one conjunction (``expr NOT BETWEEN a AND b``
     is an OR) or still leave a residual stays as it is.
     """
-    if not any(isinstance(atom, Residual) for atom in conjunction):
+    for atom in conjunction:  # a loop, not any() over a generator: called for every conjunction
+        if isinstance(atom, Residual):
+            break
+    else:
         return conjunction, {}
     atoms: list[FieldTest | Residual] = []
     expressions: dict[str, Node] = {}

@@ -205,13 +205,50 @@ class FieldIndex:
         while len(lanes) <= lane:
             lanes.append(FieldSlot(self.field))
         lanes[lane].add(column, test)
-        if isinstance(test.criterion, (InRange, Equals)):  # the only tests with boundaries
+        # The boundaries (``_boundaries``) without a generator, and no ``_edit`` call once the
+        # sorted list is dropped: a bulk load calls this once per test.
+        criterion = test.criterion
+        found: tuple[Any, ...] | list[Any]
+        if isinstance(criterion, InRange):
+            found = (criterion.low, criterion.high)
+        elif isinstance(criterion, Equals):
+            found = [value for tag, value in criterion.keys if tag == "n"]
+        else:
+            found = ()
+        if found:
             bounds = self._bounds
-            for bound in _boundaries(test):
-                count = bounds.get(bound, 0)
-                bounds[bound] = count + 1
-                if not count:
-                    self._edit(bound, insert=True)
+            for bound in found:
+                if bound is not None and bound == bound:  # NaN bounds change nothing
+                    count = bounds.get(bound, 0)
+                    bounds[bound] = count + 1
+                    if not count and self._sorted is not None:
+                        self._edit(bound, insert=True)
+        if self._cache or self._seen or self._sketches:
+            self.forget()
+
+    def add_many(self, lane: int, columns: list[int], tests: list[FieldTest]) -> None:
+        """:meth:`add` for each column and its test in turn, all in one lane (a bulk load: the
+        slot updates each bitmap once, :meth:`FieldSlot.add_many`)."""
+        lanes = self.lanes
+        while len(lanes) <= lane:
+            lanes.append(FieldSlot(self.field))
+        lanes[lane].add_many(columns, tests)
+        bounds = self._bounds
+        for test in tests:
+            criterion = test.criterion
+            found: tuple[Any, ...] | list[Any]
+            if isinstance(criterion, InRange):
+                found = (criterion.low, criterion.high)
+            elif isinstance(criterion, Equals):
+                found = [value for tag, value in criterion.keys if tag == "n"]
+            else:
+                continue
+            for bound in found:
+                if bound is not None and bound == bound:  # NaN bounds change nothing
+                    count = bounds.get(bound, 0)
+                    bounds[bound] = count + 1
+                    if not count and self._sorted is not None:
+                        self._edit(bound, insert=True)
         if self._cache or self._seen or self._sketches:
             self.forget()
 

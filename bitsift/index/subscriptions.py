@@ -37,6 +37,7 @@ from pyroaring import BitMap, FrozenBitMap
 from bitsift.errors import MessageError, UnknownSubscriptionError
 from bitsift.index.bits import from_positions, position_array, positions, small_to_bitmap, to_int
 from bitsift.index.columns import Column, ColumnTable
+from bitsift.index.criteria import FieldTest
 from bitsift.index.derived import Evaluator, compile_expression, derive, explain
 from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, AnswerCache, FieldIndex
 from bitsift.index.normalize import MAX_CONJUNCTIONS, to_dnf
@@ -124,7 +125,7 @@ class SubscriptionIndex:
         self._cache_bytes = cache_bytes
         self._max_conjunctions = max_conjunctions
         self._subscriptions: dict[str, Subscription] = {}
-        self._columns_of: dict[str, list[Column]] = {}
+        self._columns_of: dict[str, tuple[Column, ...]] = {}
         self._by_client: dict[str, set[str]] = {}
         self._table = ColumnTable()
         self._live = BitMap()
@@ -172,15 +173,20 @@ class SubscriptionIndex:
         collecting = gc.isenabled()
         if collecting:
             gc.disable()
+        # The loaded field tests are posted per field and lane at the end (FieldIndex.add_many:
+        # each bitmap updated once), not one by one; nothing reads them before.
+        self._deferred: dict[tuple[str, int], tuple[list[int], list[FieldTest]]] | None = {}
         try:
             for subscription in subscriptions:
                 self.add(subscription)
+            self._post_deferred()
             # Sort the loaded range bounds and build their checkpoints now, with the collector
             # still paused, rather than in the first match (ranges.py: bulk loads sort once).
             for lanes in self._slots.values():
                 for lane in lanes:
                     lane.prepare()
         finally:
+            self._deferred = None
             if collecting:
                 gc.enable()
 
@@ -215,7 +221,7 @@ class SubscriptionIndex:
                     self._post(column)
                 self._subscribe(column, subscription.id)
                 columns.append(column)
-            self._columns_of[subscription.id] = columns
+            self._columns_of[subscription.id] = tuple(columns)  # 48 bytes, not 88
 
     def remove(self, subscription_id: str) -> None:
         """Remove one subscription; raises :class:`~bitsift.UnknownSubscriptionError` if absent."""
@@ -244,19 +250,17 @@ class SubscriptionIndex:
             if not owned:
                 del self._by_client[subscription.client]
         for column in self._columns_of.pop(subscription_id):
-            self._unsubscribe(column, subscription_id)
-            if not column.subscribers:
+            if not self._unsubscribe(column, subscription_id):
                 self._unpost(column)
                 self._table.release(column)
 
     def _subscribe(self, column: Column, subscription_id: str) -> None:
-        subscribers = column.subscribers
-        subscribers.add(subscription_id)
+        count = column.subscribe(subscription_id)
         sole = self._sole
         number = column.number
         if len(sole) <= number:
             sole.extend([None] * (number + 1 - len(sole)))
-        if len(subscribers) == 1:
+        if count == 1:
             sole[number] = subscription_id
         else:
             sole[number] = None
@@ -264,16 +268,16 @@ class SubscriptionIndex:
             self._checked = None
         self._rename(number)
 
-    def _unsubscribe(self, column: Column, subscription_id: str) -> None:
-        subscribers = column.subscribers
-        subscribers.discard(subscription_id)
+    def _unsubscribe(self, column: Column, subscription_id: str) -> int:
+        """Remove one subscriber; returns how many the column has left."""
+        left = column.unsubscribe(subscription_id)
         number = column.number
         sole = self._sole
-        if len(subscribers) == 1:
-            sole[number] = next(iter(subscribers))
+        if left == 1:
+            sole[number] = next(iter(column.subscriber_ids()))
             self._shared.discard(number)
             self._checked = None
-        elif not subscribers:
+        elif not left:
             sole[number] = None
             # Trim freed numbers at the end (a None there may also be a shared column: keep it).
             shared = self._shared
@@ -281,6 +285,7 @@ class SubscriptionIndex:
                 sole.pop()
         if number < len(sole):
             self._rename(number)
+        return left
 
     def _names_of(self, numbers: Any) -> list[str | None]:
         """Each column's sole subscriber (None for a shared column), gathered by numpy."""
@@ -320,7 +325,9 @@ class SubscriptionIndex:
             self._with_topic.add(number)
             self._topics.add(number, column.topic)
         fields = self._fields
-        for lane, test in column.field_tests:
+        lanes = column.lanes  # None: every lane is 0 (the usual column, and no list to make)
+        deferred = self._deferred
+        for place, test in enumerate(column.tests):
             found = fields.get(test.field)
             if found is None:
                 found = fields[test.field] = FieldIndex(
@@ -328,9 +335,29 @@ class SubscriptionIndex:
                 )
                 self._slots[test.field] = found.lanes
                 self._plan = None
-            found.add(lane, number, test)
+            lane = 0 if lanes is None else lanes[place]
+            if deferred is None:
+                found.add(lane, number, test)
+            else:
+                waiting = deferred.get((test.field, lane))
+                if waiting is None:
+                    deferred[(test.field, lane)] = ([number], [test])
+                else:
+                    waiting[0].append(number)
+                    waiting[1].append(test)
+
+    def _post_deferred(self) -> None:
+        """Post the field tests a bulk load left waiting (before anything reads or removes)."""
+        deferred = self._deferred
+        if deferred:
+            self._deferred = {}
+            fields = self._fields
+            for (field, lane), (numbers, tests) in deferred.items():
+                fields[field].add_many(lane, numbers, tests)
 
     def _unpost(self, column: Column) -> None:
+        if self._deferred:  # a bulk load replacing a subscription it loaded
+            self._post_deferred()
         number = column.number
         self._live.discard(number)
         self._changed()
@@ -578,7 +605,7 @@ class SubscriptionIndex:
         ids.discard(None)
         table = self._table.by_number
         for number in positions(several):
-            ids.update(table[number].subscribers)
+            ids.update(table[number].subscriber_ids())
         return frozenset(ids)  # type: ignore[arg-type]
 
     def explain(self, subscription_id: str) -> str:

@@ -66,9 +66,6 @@ _SEEN_KEYS = 4096
 """Keys missed once that a field remembers, waiting for a second miss (bounded, FIFO)."""
 _REPEATS_WORTH_CACHING = 4
 """A field builds answers for repeated misses while at least one miss in this many is one."""
-_REPEAT_WINDOW = 512
-"""Misses over which that share is counted (halved when it fills): short enough that a stream
-turning from fresh values to repeating ones starts caching within a few hundred messages."""
 _INSORT_EDITS = 32
 """Boundary edits applied in place between two queries before the sorted list is rebuilt instead."""
 _MISSING_KEY = ("missing",)
@@ -356,7 +353,7 @@ class FieldIndex:
                 return None
         seen = self._seen
         self._sightings += 1
-        if self._sightings > _REPEAT_WINDOW:  # a moving window: halve the history
+        if self._sightings > _SEEN_KEYS:  # a moving window: halve the history
             self._sightings >>= 1
             self._repeats >>= 1
         if key in seen:

@@ -464,7 +464,8 @@ def memory_section(runs: dict[str, Run], images: Path, output: Path) -> list[str
         "runs in its own process), including the messages, the baseline's parsed selectors and "
         "any smaller size run before it, so it is an upper bound. *Index RSS bytes per "
         "subscription*, where a workload records it, is the growth of the process's resident "
-        "memory across the build (after a garbage collection on both sides), so it includes "
+        "memory across the build (W3) or across the build and the timed matches (W2, so that the "
+        "sweep's masks are in), after a garbage collection on both sides, so it includes "
         "pyroaring's C memory.",
         "",
     ]

@@ -38,7 +38,7 @@ value violates; this class only combines their answers (a union over lanes) and 
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pyroaring import BitMap, FrozenBitMap
@@ -205,26 +205,7 @@ class FieldIndex:
         while len(lanes) <= lane:
             lanes.append(FieldSlot(self.field))
         lanes[lane].add(column, test)
-        # The boundaries (``_boundaries``) without a generator, and no ``_edit`` call once the
-        # sorted list is dropped: a bulk load calls this once per test.
-        criterion = test.criterion
-        found: tuple[Any, ...] | list[Any]
-        if isinstance(criterion, InRange):
-            found = (criterion.low, criterion.high)
-        elif isinstance(criterion, Equals):
-            found = [value for tag, value in criterion.keys if tag == "n"]
-        else:
-            found = ()
-        if found:
-            bounds = self._bounds
-            for bound in found:
-                if bound is not None and bound == bound:  # NaN bounds change nothing
-                    count = bounds.get(bound, 0)
-                    bounds[bound] = count + 1
-                    if not count and self._sorted is not None:
-                        self._edit(bound, insert=True)
-        if self._cache or self._seen or self._sketches:
-            self.forget()
+        self._count_boundaries((test,))
 
     def add_many(self, lane: int, columns: list[int], tests: list[FieldTest]) -> None:
         """:meth:`add` for each column and its test in turn, all in one lane (a bulk load: the
@@ -233,6 +214,12 @@ class FieldIndex:
         while len(lanes) <= lane:
             lanes.append(FieldSlot(self.field))
         lanes[lane].add_many(columns, tests)
+        self._count_boundaries(tests)
+
+    def _count_boundaries(self, tests: Iterable[FieldTest]) -> None:
+        """Count the boundaries of newly added tests (``_boundaries`` without a generator, and
+        no ``_edit`` call once the sorted list is dropped: a bulk load adds every test), then
+        forget what the old tests answered."""
         bounds = self._bounds
         for test in tests:
             criterion = test.criterion

@@ -15,24 +15,24 @@ phases:
    safe side of the value. The masks are Python integers (bit ``c``: column ``c``), like the
    cached answers, and an AND of two costs a few hundred nanoseconds at 20,000 columns, where a
    roaring subtraction costs a microsecond or more from Python. To bound their memory, only
-   every ``stride``-th checkpoint gets a mask (about :data:`MASKS_PER_SIDE` per side), so the
-   columns of up to ``stride`` blocks around the value, one *group*, stay undecided.
+   every ``stride``-th checkpoint gets a mask (at most :data:`SKETCH_BYTES` of masks per side),
+   so the columns of the blocks between the two masks around the value stay undecided.
 2. **Exact.** What survives every field is few (a W2 event matches 0.1% of the subscriptions).
-   For each side, the survivors inside the undecided group (one roaring intersection) are tested
-   against their own bound, with the range index's own comparison: the same Python comparison,
-   exact across ``int``, ``float``, ``Decimal`` and ``Fraction``.
+   For each side, the survivors among the undecided columns are tested against their own bound,
+   with the range index's own comparison: the same Python comparison, exact across ``int``,
+   ``float``, ``Decimal`` and ``Fraction`` (:func:`settle`: in integers for a narrow universe,
+   in roaring with the exact checkpoints for a wide one).
 
 The result is exactly what subtracting each lane's violated columns gives (the tests in
 ``tests/test_sweep.py`` check it against the reference evaluator), without building, converting
 or caching an answer for a value that will not come again.
 
-**Lifetime.** A sketch (the masks and groups of one lane) is built from the range index's
-checkpoints at the first sweep that needs it and kept by the field
-(:class:`~bitsift.index.fields.FieldIndex`), which drops it at any change to the field's tests
-or to the universe, as it drops its cached answers. Building one costs about one answer per mask.
-Its memory is ``MASKS_PER_SIDE`` integers as wide as the universe per side, plus one roaring
-bitmap per group (the columns once more): at 100,000 columns and two sides per field, about
-1 MB per field.
+**Lifetime.** A sketch (the masks of one lane) is built from the range index's checkpoints at
+the first sweep that needs it and kept by the field (:class:`~bitsift.index.fields.FieldIndex`),
+which drops it at any change to the field's tests or to the universe, as it drops its cached
+answers. Building one costs about one answer per mask. Its memory is at most
+:data:`SKETCH_BYTES` per side, two sides per range-tested lane; the exact phase reads the range
+index's own checkpoints and blocks.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bitsift.index.ranges as ranges_module
+import bitsift.index.subscriptions as subscriptions_module
 import bitsift.index.sweep as sweep
 from bitsift import Subscription, SubscriptionIndex
 from bitsift.index.bits import bitmap_of, from_positions, positions
@@ -36,13 +37,16 @@ bounds = st.one_of(st.none(), numbers)
 intervals = st.tuples(bounds, st.booleans(), bounds, st.booleans())
 
 
-@pytest.fixture
-def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(params=["masks", "wide"])
+def small_blocks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Blocks of a few bounds and few masks per side, so strides, groups and block edges all
-    come up with the handful of intervals a test can afford."""
+    come up with the handful of intervals a test can afford; once with the integer masks and
+    once with the wide universe's roaring sweep (any universe counts as wide)."""
     monkeypatch.setattr(ranges_module, "_MIN_LOAD", 2)
     monkeypatch.setattr(sweep, "SKETCH_BYTES", 1)
     monkeypatch.setattr(sweep, "MIN_MASKS", 3)
+    if request.param == "wide":
+        monkeypatch.setattr(subscriptions_module, "WIDE", 0)
 
 
 @settings(max_examples=150, deadline=None)

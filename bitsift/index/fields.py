@@ -47,7 +47,7 @@ from bitsift.index.bits import to_bitmap, to_int
 from bitsift.index.criteria import Equals, FieldTest, InRange, Kind, classify
 from bitsift.index.ranges import _is_number
 from bitsift.index.slots import FieldSlot
-from bitsift.index.sweep import LaneSketch, Pending
+from bitsift.index.sweep import LaneSketch, Pending, WidePending, narrow_bitmap
 
 __all__ = ["AnswerCache", "FieldIndex", "CACHE_BYTES", "CACHE_ANSWERS"]
 
@@ -382,6 +382,24 @@ class FieldIndex:
             if not candidates:
                 break
         return candidates
+
+    def narrow_bitmap(self, candidates: BitMap, value: object, pending: WidePending) -> None:
+        """:meth:`narrow` for a wide universe, on a roaring bitmap in place
+        (:func:`~bitsift.index.sweep.narrow_bitmap`); no masks are built."""
+        kind_of = type(value)
+        if kind_of is int or (kind_of is float and value == value):  # classify(), inlined
+            kind, normalised, number = Kind.NUMBER, value, True
+        else:
+            kind, normalised = classify(value)
+            number = kind is Kind.NUMBER and _is_number(normalised)
+        for lane in self.lanes:
+            ranges = lane._ranges_only
+            if number and ranges is not None:
+                narrow_bitmap(candidates, ranges, normalised, pending)
+            else:
+                candidates -= lane.violated_now(kind, normalised)
+            if not candidates:
+                return
 
     def answer(self, value: object) -> int:
         """The columns of the universe whose test on this field (in every lane) the raw message

@@ -35,7 +35,14 @@ from typing import Any
 from pyroaring import BitMap, FrozenBitMap
 
 from bitsift.errors import MessageError, UnknownSubscriptionError
-from bitsift.index.bits import from_positions, position_array, positions, small_to_bitmap, to_int
+from bitsift.index.bits import (
+    bitmap_of,
+    from_positions,
+    position_array,
+    positions,
+    small_to_bitmap,
+    to_int,
+)
 from bitsift.index.columns import Column, ColumnTable
 from bitsift.index.criteria import FieldTest
 from bitsift.index.derived import Evaluator, compile_expression, derive, explain
@@ -43,7 +50,7 @@ from bitsift.index.fields import _FALSE_KEY, _MISSING_KEY, _TRUE_KEY, AnswerCach
 from bitsift.index.normalize import MAX_CONJUNCTIONS, to_dnf
 from bitsift.index.results import EMPTY, Matches
 from bitsift.index.slots import FieldSlot
-from bitsift.index.sweep import Pending, settle
+from bitsift.index.sweep import WIDE, Pending, WidePending, settle, settle_wide
 from bitsift.index.topics import TopicIndex
 from bitsift.models import Subscription
 from bitsift.selectors.ast import Node
@@ -514,15 +521,32 @@ class SubscriptionIndex:
         """``candidates`` narrowed by the fields whose values missed their caches, when several
         did (the academic W2 stream: 20 fresh numbers per event): each field either builds and
         caches its answer (its misses repeat: see ``FieldIndex.remember``) or narrows the
-        candidates without building one (:mod:`~bitsift.index.sweep`: coarse masks, then an
-        exact test of the few survivors in the undecided groups)."""
-        pending: Pending = []
+        candidates without building one (:mod:`~bitsift.index.sweep`): by coarse integer masks
+        and an exact test of the few survivors, or, in a universe of :data:`~sweep.WIDE` columns
+        or more, by the range index's exact checkpoints on a roaring bitmap."""
+        rest = []
         for index, value, key in misses:
             answer = index.remember(key, value)
-            if answer is not None:
+            if answer is None:
+                rest.append((index, value))
+            else:
                 candidates &= answer
-            elif candidates:
-                candidates = index.narrow(candidates, value, pending)
+        if not candidates:
+            return 0
+        if len(self._universe) >= WIDE:
+            survivors = bitmap_of(candidates)
+            wide: WidePending = []
+            for index, value in rest:
+                index.narrow_bitmap(survivors, value, wide)
+                if not survivors:
+                    return 0
+            settle_wide(survivors, wide)
+            return from_positions(survivors) if survivors else 0
+        pending: Pending = []
+        for index, value in rest:
+            candidates = index.narrow(candidates, value, pending)
+            if not candidates:
+                return 0
         return settle(candidates, pending)
 
     def _topic_start(self, topic: str, start: int) -> int:

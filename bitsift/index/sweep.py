@@ -20,8 +20,12 @@ phases:
 2. **Exact.** What survives every field is few (a W2 event matches 0.1% of the subscriptions).
    For each side, the survivors among the undecided columns are tested against their own bound,
    with the range index's own comparison: the same Python comparison, exact across ``int``,
-   ``float``, ``Decimal`` and ``Fraction`` (:func:`settle`: in integers for a narrow universe,
-   in roaring with the exact checkpoints for a wide one).
+   ``float``, ``Decimal`` and ``Fraction`` (:func:`settle`).
+
+From :data:`WIDE` columns on, an integer AND costs too much (it reads the whole width, where a
+roaring subtraction costs in proportion to the candidates left), so a wide universe is swept in
+roaring instead (:func:`narrow_bitmap`, :func:`settle_wide`): the range index's exact checkpoint
+at the value's block edge per side, then the survivors in that block, one by one.
 
 The result is exactly what subtracting each lane's violated columns gives (the tests in
 ``tests/test_sweep.py`` check it against the reference evaluator), without building, converting

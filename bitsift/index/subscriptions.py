@@ -5,17 +5,16 @@ an OR of conjunctions (:mod:`~bitsift.index.normalize`), and each distinct conju
 column (:mod:`~bitsift.index.columns`). Every field test of a column is posted into the slot for
 its field (:mod:`~bitsift.index.slots`); its topic pattern, if any, goes into the topic index.
 
-To match a message, the index starts from the live columns the topic allows and intersects, field
-by field, the columns the message's value allows (cached answers, as Python integers:
-:mod:`~bitsift.index.bits`); an arithmetic expression compared with constants is a field of its
-own (:mod:`~bitsift.index.derived`). A message whose values several fields have not seen is
-swept instead (:mod:`~bitsift.index.sweep`), without building answers it would not reuse. What
-survives satisfies every indexed test of its conjunction. Columns that also carry residual tests
-(comparisons between fields, ...) are then decided by the reference evaluator, one by one; there
-are few of them by then. The result
-(:mod:`~bitsift.index.results`) is the union of the subscribers of the surviving columns, looked
-up when first read. The work per message grows with the number of fields the subscriptions test
-and the width of the column sets, never with a Python loop over subscriptions.
+To match a message, the index starts from the live columns the topic allows and intersects, field by
+field, the columns the message's value allows (cached answers, as Python integers:
+:mod:`~bitsift.index.bits`); an arithmetic expression compared with constants is a field of its own
+(:mod:`~bitsift.index.derived`). A message whose values several fields have not seen is swept
+instead (:mod:`~bitsift.index.sweep`), without building answers it would not reuse. What survives
+satisfies every indexed test of its conjunction. Columns that also carry residual tests (comparisons
+between fields, ...) are then decided by the reference evaluator, one by one; there are few of them
+by then. The result (:mod:`~bitsift.index.results`) is the union of the subscribers of the surviving
+columns, looked up when first read. The work per message grows with the number of fields the
+subscriptions test and the width of the column sets, never with a Python loop over subscriptions.
 
 Thread safety: one lock guards the index. ``match`` and every change take it, so a match always
 sees one consistent state, and a change waits for running matches. We chose a lock over

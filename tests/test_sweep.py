@@ -1,8 +1,8 @@
 """The sweep (bitsift/index/sweep.py) against its references.
 
-* one lane's coarse masks plus ``settle`` equal the candidates minus the columns whose interval
-  the value violates (each interval's own ``contains``), for every stride, both ways of settling
-  (integers, roaring) and every kind of bound;
+* one lane's coarse masks plus ``settle``, and the wide universe's ``narrow_bitmap`` plus
+  ``settle_wide``, equal the candidates minus the columns whose interval the value violates (each
+  interval's own ``contains``), for every stride and every kind of bound;
 * a whole index whose messages miss the caches (so they are swept) equals the reference
   evaluator, with blocks and strides small enough that every branch runs, across adds and
   removes between matches (the masks must be dropped with any change);
@@ -25,7 +25,14 @@ import bitsift.index.sweep as sweep
 from bitsift import Subscription, SubscriptionIndex
 from bitsift.index.bits import bitmap_of, from_positions, positions
 from bitsift.index.ranges import RangeIndex
-from bitsift.index.sweep import LaneSketch, Pending, settle
+from bitsift.index.sweep import (
+    LaneSketch,
+    Pending,
+    WidePending,
+    narrow_bitmap,
+    settle,
+    settle_wide,
+)
 
 numbers = st.one_of(
     st.integers(-20, 20),
@@ -55,7 +62,6 @@ def small_blocks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     st.lists(numbers, min_size=1, max_size=8),
     st.integers(1, 8),
     st.integers(2, 6),
-    st.booleans(),
     st.data(),
 )
 def test_lane_masks_and_settle_equal_the_intervals(
@@ -63,7 +69,6 @@ def test_lane_masks_and_settle_equal_the_intervals(
     values: list[Any],
     load: int,
     masks: int,
-    peel: bool,
     data: st.DataObject,
 ) -> None:
     index = RangeIndex(load=load)
@@ -71,9 +76,8 @@ def test_lane_masks_and_settle_equal_the_intervals(
         index.add(column, low, low_in, high, high_in)
     width = len(given_intervals) + 3  # columns past the lane's own: left alone
     everything = (1 << width) - 1
-    saved = sweep.SKETCH_BYTES, sweep.MIN_MASKS, sweep.PEEL_WIDTH
+    saved = sweep.SKETCH_BYTES, sweep.MIN_MASKS
     sweep.SKETCH_BYTES, sweep.MIN_MASKS = 1, masks
-    sweep.PEEL_WIDTH = 1 << 20 if peel else 0
     try:
         sketch = LaneSketch(index, everything)
         for value in values:
@@ -88,8 +92,14 @@ def test_lane_masks_and_settle_equal_the_intervals(
                 if column >= len(given_intervals) or index.interval(column).contains(value)
             }
             assert set(positions(found)) == want, value
+            # The wide universe's way: exact checkpoints on a roaring bitmap, then the block.
+            survivors = bitmap_of(start)
+            wide: WidePending = []
+            narrow_bitmap(survivors, index, value, wide)
+            settle_wide(survivors, wide)
+            assert set(survivors) == want, value
     finally:
-        sweep.SKETCH_BYTES, sweep.MIN_MASKS, sweep.PEEL_WIDTH = saved
+        sweep.SKETCH_BYTES, sweep.MIN_MASKS = saved
 
 
 def test_masks_are_budgeted_by_bytes() -> None:

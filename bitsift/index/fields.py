@@ -88,6 +88,16 @@ def _boundaries(test: FieldTest) -> Iterator[Any]:
                 yield value
 
 
+def _for_ranges(value: object) -> tuple[Kind, object, bool]:
+    """A raw value classified for the sweep, and whether a range can hold it (a number, not
+    NaN); a plain int or float without the call to ``classify``."""
+    kind_of = type(value)
+    if kind_of is int or (kind_of is float and value == value):
+        return Kind.NUMBER, value, True
+    kind, normalised = classify(value)
+    return kind, normalised, kind is Kind.NUMBER and _is_number(normalised)
+
+
 class AnswerCache(dict[object, int]):
     """Cached answers: integers of one width (the universe's), first in, first out.
 
@@ -359,12 +369,7 @@ class FieldIndex:
         sweep (:mod:`~bitsift.index.sweep`): a lane of plain ranges narrows by its coarse masks
         and leaves the undecided groups in ``pending`` for ``sweep.settle``; any other lane, or
         a value no range holds, subtracts the lane's violated columns as they are."""
-        kind_of = type(value)
-        if kind_of is int or (kind_of is float and value == value):  # classify(), inlined
-            kind, normalised, number = Kind.NUMBER, value, True
-        else:
-            kind, normalised = classify(value)
-            number = kind is Kind.NUMBER and _is_number(normalised)
+        kind, normalised, number = _for_ranges(value)
         sketches = self._sketches
         if sketches is None:
             sketches = self._sketches = [None] * len(self.lanes)
@@ -386,12 +391,7 @@ class FieldIndex:
     def narrow_bitmap(self, candidates: BitMap, value: object, pending: WidePending) -> None:
         """:meth:`narrow` for a wide universe, on a roaring bitmap in place
         (:func:`~bitsift.index.sweep.narrow_bitmap`); no masks are built."""
-        kind_of = type(value)
-        if kind_of is int or (kind_of is float and value == value):  # classify(), inlined
-            kind, normalised, number = Kind.NUMBER, value, True
-        else:
-            kind, normalised = classify(value)
-            number = kind is Kind.NUMBER and _is_number(normalised)
+        kind, normalised, number = _for_ranges(value)
         for lane in self.lanes:
             ranges = lane._ranges_only
             if number and ranges is not None:

@@ -47,7 +47,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
-from bitsift.index.bits import bitmap_of, from_positions, to_int
+from bitsift.index.bits import to_int
 from bitsift.index.ranges import RangeIndex
 
 __all__ = [
@@ -55,7 +55,6 @@ __all__ = [
     "SideSketch",
     "SKETCH_BYTES",
     "MIN_MASKS",
-    "PEEL_WIDTH",
     "WIDE",
     "settle",
     "narrow_bitmap",
@@ -68,12 +67,9 @@ more masks leave fewer blocks undecided around a value, so fewer survivors to te
 A side never needs more masks than its blocks plus one."""
 MIN_MASKS = 8
 """Masks a side keeps however wide the universe."""
-PEEL_WIDTH = 32768
-"""Columns up to which :func:`settle` stays in integers (see there)."""
 
-Pending = list[tuple["SideSketch", int, int, int, Any]]
-"""The sides one message left undecided: ``(side, mask below, mask above, value's block,
-value)``."""
+Pending = list[tuple["SideSketch", int, int, Any]]
+"""The sides one message left undecided: ``(side, mask below, mask above, value)``."""
 
 
 class SideSketch:
@@ -90,16 +86,12 @@ class SideSketch:
         "suffix",
         "stride",
         "masks",
-        "cuts",
-        "sets",
         "bounds",
         "violates",
     )
 
     def __init__(self, side: Any, everything: int) -> None:
         cuts: list[BitMap] = side._cuts if side._cuts is not None else side._prepared_cuts()
-        self.cuts = cuts
-        self.sets: list[BitMap] = side._sets
         self.maxes: list[Any] = side._maxes
         blocks = len(self.maxes)
         self.right: bool = side.right
@@ -133,7 +125,7 @@ class SideSketch:
             above = below + 1
             candidates &= self.masks[below]
         if candidates:
-            pending.append((self, below, above, block, value))
+            pending.append((self, below, above, value))
         return candidates
 
 
@@ -160,48 +152,29 @@ class LaneSketch:
 
 def settle(candidates: int, pending: Pending) -> int:
     """``candidates`` without the columns the coarse masks left undecided and whose bound is
-    violated. The survivors are few by now; how they are tested depends on the width:
-
-    * up to :data:`PEEL_WIDTH` columns, in integers: per side, the survivors between the two
-      masks around the value's block (the masks differ by exactly those blocks' columns), each
-      peeled off the top and tested against its own bound;
-    * wider, where every integer operation costs more, in roaring: the survivors become a
-      bitmap once, each side subtracts the exact checkpoint at the value's block edge, and
-      only the survivors inside the value's own block are tested one by one.
-    """
-    if not candidates or not pending:
-        return candidates
-    if candidates.bit_length() <= PEEL_WIDTH:
-        for side, below, above, _block, value in pending:
-            masks = side.masks
-            inside = candidates & (masks[below] ^ masks[above])
-            if inside:
-                bounds, violates = side.bounds, side.violates
-                while inside:
-                    column = inside.bit_length() - 1
-                    bit = 1 << column
-                    inside ^= bit
-                    if violates(bounds[column], value):
-                        candidates ^= bit
-                if not candidates:
-                    return 0
-        return candidates
-    survivors = bitmap_of(candidates)
-    for side, _below, _above, block, value in pending:
-        survivors -= side.cuts[block + 1] if side.suffix else side.cuts[block]
-        block_set = side.sets[block]
-        if survivors.intersect(block_set):
-            bounds, violates = side.bounds, side.violates
-            for column in survivors & block_set:
-                if violates(bounds[column], value):
-                    survivors.discard(column)
-        if not survivors:
+    violated: per side, the survivors between the two masks around the value's block (the masks
+    differ by exactly those blocks' columns), each peeled off the top and tested against its own
+    bound. The survivors are few by now, and the universe narrower than :data:`WIDE` columns
+    (wider ones are swept by :func:`narrow_bitmap` and :func:`settle_wide`)."""
+    for side, below, above, value in pending:
+        if not candidates:
             return 0
-    return from_positions(survivors)
+        masks = side.masks
+        inside = candidates & (masks[below] ^ masks[above])
+        if inside:
+            bounds, violates = side.bounds, side.violates
+            while inside:
+                column = inside.bit_length() - 1
+                bit = 1 << column
+                inside ^= bit
+                if violates(bounds[column], value):
+                    candidates ^= bit
+    return candidates
 
 
 WIDE = 49152
-"""Columns from which :func:`sweep_wide` is used instead of the masks: at 20,000 columns the
+"""Columns from which :func:`narrow_bitmap` and :func:`settle_wide` are used instead of the
+masks: at 20,000 columns the
 integer masks sweep a W2 event about twice as fast as roaring, at 100,000 roaring (whose
 subtractions cost in proportion to the few candidates left, where an integer AND costs the whole
 width) about twice as fast as the masks."""

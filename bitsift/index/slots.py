@@ -220,7 +220,7 @@ class FieldSlot:
         missing: list[int] = []
         negated: list[int] = []
         keyed: dict[object, list[int]] = {}
-        plain, vetoes, ranges = self._plain, self._vetoes, self._plain.ranges
+        plain, vetoes = self._plain, self._vetoes
         ranges_only = True
         for column, test in zip(columns, tests, strict=True):
             criterion = test.criterion
@@ -230,13 +230,7 @@ class FieldSlot:
                     vetoes.add(column, criterion)
                 ranges_only = False
             elif isinstance(criterion, InRange):
-                ranges.add(
-                    column,
-                    criterion.low,
-                    criterion.low_inclusive,
-                    criterion.high,
-                    criterion.high_inclusive,
-                )
+                plain.add(column, criterion)  # the range index's own add: no posting to batch
             elif isinstance(criterion, Equals):
                 for key in criterion.keys:
                     found = keyed.get(key)

@@ -35,8 +35,8 @@ or caching an answer for a value that will not come again.
 the first sweep that needs it and kept by the field (:class:`~bitsift.index.fields.FieldIndex`),
 which drops it at any change to the field's tests or to the universe, as it drops its cached
 answers. Building one costs about one answer per mask. Its memory is at most
-:data:`SKETCH_BYTES` per side, two sides per range-tested lane; the exact phase reads the range
-index's own checkpoints and blocks.
+:data:`SKETCH_BYTES` per side, two sides per range-tested lane. A wide sweep builds nothing: it
+reads the range index's own checkpoints and blocks.
 """
 
 from __future__ import annotations

@@ -89,9 +89,9 @@ def run(full: bool) -> list[Result]:
         build_s = time.process_time() - started
         gc.collect()
         rss_after = current_rss_bytes()
-        # One build is one noisy sample on a shared machine (the same code has ranged from 32 to
-        # 60 µs per subscription at 10k): two more, each from cold normalisation caches like the
-        # first, and the median of the three is the build time.
+        # One build is one noisy sample on a shared machine (single builds of the same code ranged
+        # from 30 to 51 µs per subscription at 10k across full runs): two more, each from cold
+        # normalisation caches like the first, and the median of the three is the build time.
         builds = [build_s]
         for _ in range(BUILDS - 1):
             clear_caches()

@@ -349,3 +349,54 @@ def memory_chart(series: dict[str, list[tuple[int, float, float]]], path: Path, 
     figure.savefig(path, dpi=110)
     pyplot.close(figure)
     return path
+
+
+ANATOMY_PARTS = (
+    ("intersections, answers in the CPU's caches", "0.35"),
+    ("intersections: reading answers from main memory", "tab:red"),
+    ("everything else (lookups, bisections, the result)", "tab:blue"),
+)
+
+
+def anatomy_parts(row: Result) -> tuple[float, float, float] | None:
+    """W3's warm time split in three (ns): the intersections as if every answer were in the
+    CPU's caches, what reading them from main memory adds, and the rest of the match; None
+    when the row did not record the replay."""
+    extra = row.extra
+    if "intersect_ns_per_message" not in extra:
+        return None
+    as_read = float(extra["intersect_ns_per_message"])
+    resident = min(float(extra["intersect_resident_ns_per_message"]), as_read)
+    return resident, as_read - resident, max(row.subject_ns - as_read, 0.0)
+
+
+def anatomy_chart(rows: list[Result], path: Path, title: str) -> Path:
+    """W3: where one warm match's time goes at each size, as stacked bars."""
+    pyplot = _pyplot()
+    figure, axes = pyplot.subplots(figsize=(8, 6.5))
+    points = sorted(
+        (count, parts)
+        for row in rows
+        if (count := subscription_count(row)) is not None
+        and (parts := anatomy_parts(row)) is not None
+    )
+    positions = list(range(len(points)))
+    bottoms = [0.0] * len(points)
+    for number, (label, colour) in enumerate(ANATOMY_PARTS):
+        heights = [parts[number] / 1e3 for _, parts in points]
+        axes.bar(positions, heights, 0.55, bottom=bottoms, label=label, color=colour)
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+    for position, total in zip(positions, bottoms, strict=True):
+        axes.annotate(
+            format_ns(total * 1e3),
+            (position, total),
+            textcoords="offset points",
+            xytext=(0, 4),
+            ha="center",
+            fontsize=9,
+        )
+    axes.set_xticks(positions, [f"{count:,} subscriptions" for count, _ in points])
+    axes.set_title(title)
+    axes.set_ylabel("warm cost per message, µs (lower is better)")
+    axes.set_ylim(0, max(bottoms + [1.0]) * 1.15)
+    return _finish(figure, axes, path)

@@ -418,6 +418,8 @@ def chart_for(run: Run, images: Path, output: Path) -> list[str]:
             horizontal=flat,
             extra_series=extra,
         )
+        if name == "selectors":
+            notes += anatomy_section(rows, images, output)
     elif name == "spark":
         spark_rows = [row for row in rows if "bitsift_s" in row.extra]
         if not spark_rows:
@@ -451,6 +453,67 @@ def chart_for(run: Run, images: Path, output: Path) -> list[str]:
     else:
         return []
     return [image(path, output, TITLES[name].replace("`", "")), "", *notes]
+
+
+def anatomy_section(rows: list[Result], images: Path, output: Path) -> list[str]:
+    """W3's account of where a warm match's time goes (w3_selectors.intersection_anatomy)."""
+    body = []
+    for row in rows:
+        parts = plots.anatomy_parts(row)
+        if parts is None:
+            continue
+        extra = row.extra
+        body.append(
+            [
+                row.size,
+                format_ns(row.subject_ns),
+                format_ns(float(extra["intersect_ns_per_message"])),
+                format_ns(float(extra["intersect_resident_ns_per_message"])),
+                format_ns(parts[2]),
+                format_number(float(extra["answer_bytes_per_message"]) / 1024),
+                format_number(float(extra["answer_working_set_mb"])),
+            ]
+        )
+    if not body:
+        return []
+    title = "W3: where a warm match's time goes"
+    path = plots.anatomy_chart(rows, images / "selectors_anatomy.png", title)
+    lines = [
+        "Where the warm time goes. The match loop's intersections are replayed alone, once with "
+        "each message's own answers as the caches hold them and once cycling through 64 "
+        "messages' answers, which stay in the CPU's caches; the rest of the warm time is the "
+        "lookups, bisections and the result. *Answers read* is the bytes of answers one message "
+        "intersects; *working set* is the bytes of every distinct answer the 4,000-message stream "
+        "reads. Once the working set outgrows the CPU's last-level cache (32 MiB on the machine "
+        'above), most answers come from main memory: see docs/architecture.md, "Why 100k costs '
+        'more than 10k".',
+        "",
+        markdown_table(
+            [
+                "size",
+                "warm match",
+                "intersections as read",
+                "same, answers resident",
+                "everything else",
+                "answers read, KiB/message",
+                "working set, MB",
+            ],
+            body,
+        ),
+        "",
+    ]
+    growth = next(
+        (row.extra for row in rows if "growth_from_10k_if_answers_resident" in row.extra), None
+    )
+    if growth is not None:
+        lines += [
+            f"Growth of the warm match from 10k to 100k: {float(growth['growth_from_10k']):.2f}x "
+            "as measured; "
+            f"{float(growth['growth_from_10k_if_answers_resident']):.2f}x with the replayed "
+            "intersections' resident cost in place of their cost as read.",
+            "",
+        ]
+    return lines + [image(path, output, title), ""]
 
 
 def memory_section(runs: dict[str, Run], images: Path, output: Path) -> list[str]:

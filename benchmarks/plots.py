@@ -367,7 +367,10 @@ def anatomy_parts(row: Result) -> tuple[float, float, float] | None:
         return None
     as_read = float(extra["intersect_ns_per_message"])
     resident = min(float(extra["intersect_resident_ns_per_message"]), as_read)
-    return resident, as_read - resident, max(row.subject_ns - as_read, 0.0)
+    # The replay ran in round one of the growth rounds, when there were rounds: split that
+    # round's warm time, not the median of all rounds.
+    warm = float(extra.get("warm_ns_samples", [row.subject_ns])[0])
+    return resident, as_read - resident, max(warm - as_read, 0.0)
 
 
 def anatomy_chart(rows: list[Result], path: Path, title: str) -> Path:

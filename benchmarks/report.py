@@ -466,7 +466,7 @@ def anatomy_section(rows: list[Result], images: Path, output: Path) -> list[str]
         body.append(
             [
                 row.size,
-                format_ns(row.subject_ns),
+                format_ns(sum(parts)),
                 format_ns(float(extra["intersect_ns_per_message"])),
                 format_ns(float(extra["intersect_resident_ns_per_message"])),
                 format_ns(parts[2]),
@@ -479,7 +479,8 @@ def anatomy_section(rows: list[Result], images: Path, output: Path) -> list[str]
     title = "W3: where a warm match's time goes"
     path = plots.anatomy_chart(rows, images / "selectors_anatomy.png", title)
     lines = [
-        "Where the warm time goes. The match loop's intersections are replayed alone, once with "
+        "Where the warm time goes (in round one, where the growth rounds ran). The match loop's "
+        "intersections are replayed alone, once with "
         "each message's own answers as the caches hold them and once cycling through 64 "
         "messages' answers, which stay in the CPU's caches; the rest of the warm time is the "
         "lookups, bisections and the result. *Answers read* is the bytes of answers one message "
@@ -506,10 +507,19 @@ def anatomy_section(rows: list[Result], images: Path, output: Path) -> list[str]
         (row.extra for row in rows if "growth_from_10k_if_answers_resident" in row.extra), None
     )
     if growth is not None:
+
+        def spread(key: str) -> str:
+            samples = growth.get(f"{key}_samples") or [growth[key]]
+            if len(samples) < 2:
+                return f"{float(growth[key]):.2f}x"
+            return (
+                f"{float(growth[key]):.2f}x (median of {len(samples)} rounds: "
+                f"{min(samples):.2f}x to {max(samples):.2f}x)"
+            )
+
         lines += [
-            f"Growth of the warm match from 10k to 100k: {float(growth['growth_from_10k']):.2f}x "
-            "as measured; "
-            f"{float(growth['growth_from_10k_if_answers_resident']):.2f}x with the replayed "
+            f"Growth of the warm match from 10k to 100k: {spread('growth_from_10k')} as "
+            f"measured; {spread('growth_from_10k_if_answers_resident')} with the replayed "
             "intersections' resident cost in place of their cost as read.",
             "",
         ]

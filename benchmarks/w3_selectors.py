@@ -45,7 +45,7 @@ MESSAGES = 4_000
 BUILDS = 3
 GROWTH_ROUNDS = 5
 """Full runs measure the growth from 10k to 100k this many times, each round a fresh 10k index
-then a fresh 100k index timed warm minutes apart at most, and report the median ratio: the 100k
+then a fresh 100k index timed warm seconds apart, and report the median ratio: the 100k
 time is memory-bound, so it moves with the neighbours' memory traffic on a shared machine (one
 round gave 1.96x, 2.33x and 3.14x in three full runs on 2026-11-24)."""
 RESIDENT_MESSAGES = 64

@@ -318,3 +318,53 @@ def test_the_replayed_intersections_are_the_match_loops() -> None:
             and s.parsed_selector.matches(properties)
         }
         assert set(index.match(properties, topic)) == expected
+
+
+def test_a_bulk_load_fits_the_universe_and_the_index_grows_past_it() -> None:
+    """The universe a bulk load leaves ends at its highest column (answers carry no slack); a
+    later add beyond it grows the universe again, and every match stays the evaluator's."""
+    from bitsift.samples import w3_messages, w3_subscriptions
+
+    first = w3_subscriptions(300, seed=3)
+    index = SubscriptionIndex(first)
+    fitted = len(index._universe)
+    assert fitted == index._live.max() + 1
+    messages = list(w3_messages(40, seed=5))
+    for topic, properties in messages:  # fill the caches at the fitted width
+        index.match(properties, topic)
+    later = w3_subscriptions(5000, seed=4)[300:]  # ids w3-000300..., new columns
+    for subscription in later:
+        index.add(subscription)
+    assert len(index._universe) > fitted
+    everything = first + later
+    for topic, properties in messages:
+        expected = {
+            s.id
+            for s in everything
+            if (s.parsed_topic is None or s.parsed_topic.matches(topic))
+            and s.parsed_selector.matches(properties)
+        }
+        assert set(index.match(properties, topic)) == expected
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-(2**70), 2**70),
+            st.floats(allow_nan=False),
+            st.sampled_from([0.0, -0.0, math.inf, -math.inf, 256, 257, -5, -6]),
+        ),
+        max_size=40,
+    )
+)
+def test_fresh_boundaries_equal_the_originals(bounds: list[Any]) -> None:
+    """The copies the sorted boundaries are made of (fields._fresh) are equal numbers of the
+    same type, so a bisection over them finds the same buckets."""
+    from bitsift.index.fields import _fresh
+
+    copies = [_fresh(bound) for bound in bounds]
+    assert copies == bounds
+    assert [type(copy) for copy in copies] == [type(bound) for bound in bounds]
+    assert [math.copysign(1, c) for c in copies if c == 0] == [
+        math.copysign(1, b) for b in bounds if b == 0
+    ]

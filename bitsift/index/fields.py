@@ -88,6 +88,20 @@ def _boundaries(test: FieldTest) -> Iterator[Any]:
                 yield value
 
 
+def _fresh(bound: Any) -> Any:
+    """An equal copy of an int or float boundary, made now. The sorted boundaries are copied in
+    order so that neighbours sit next to each other in memory: the parsed originals are spread
+    over the whole heap (300 MB at 100k subscriptions), and a bisection then misses the CPU's
+    cache at nearly every step (0.4 µs a message at W3's 100k, in scratch timings). Other types
+    (Decimal, Fraction) are kept as they are."""
+    kind = type(bound)
+    if kind is float:
+        return bound * 1.0  # a new float; -0.0 and the infinities stay what they were
+    if kind is int:
+        return bound + 0  # a new int beyond CPython's cached small ints
+    return bound
+
+
 def _for_ranges(value: object) -> tuple[Kind, object, bool]:
     """A raw value classified for the sweep, and whether a range can hold it (a number, not
     NaN); a plain int or float without the call to ``classify``."""
@@ -311,7 +325,7 @@ class FieldIndex:
         """
         ordered = self._sorted
         if ordered is None:
-            ordered = self._sorted = sorted(self._bounds)
+            ordered = self._sorted = [_fresh(bound) for bound in sorted(self._bounds)]
         self._edits = 0
         place: int = bisect_right(ordered, value)
         if place and ordered[place - 1] == value:

@@ -92,6 +92,14 @@ def current_rss_bytes() -> int | None:
         return None
 
 
+def growth_per_item(before: int | None, after: int | None, count: int) -> float | None:
+    """``after - before`` (two :func:`current_rss_bytes` readings) per item; None when either
+    reading is unavailable."""
+    if before is None or after is None:
+        return None
+    return (after - before) / count
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process so far, in MiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -105,6 +105,11 @@ def _pyplot() -> Any:
     return pyplot
 
 
+def _label_above(axes: Any, text: str, x: float, y: float) -> None:
+    """A bar's value, written just above its top."""
+    axes.annotate(text, (x, y), textcoords="offset points", xytext=(0, 4), ha="center", fontsize=9)
+
+
 def _finish(figure: Any, axes: Any, path: Path) -> Path:
     """Grid, a legend under the axes (it never hides a line there), save, close."""
     axes.grid(True, which="major", alpha=0.4)
@@ -267,16 +272,8 @@ def rate_chart(rows: list[Result], path: Path, title: str) -> Path:
     )
     for position, (_, row) in zip(positions, points, strict=True):
         top = max(row.subject_ns, row.baseline_ns) / 1e3
-        axes.annotate(
-            f"{format_ratio(row.speedup)} faster"
-            if row.speedup >= 1
-            else format_ratio(row.speedup),
-            (position, top),
-            textcoords="offset points",
-            xytext=(0, 4),
-            ha="center",
-            fontsize=9,
-        )
+        ratio = format_ratio(row.speedup)
+        _label_above(axes, f"{ratio} faster" if row.speedup >= 1 else ratio, position, top)
     axes.set_xticks(positions, [f"{rate:.0%} of messages match" for rate, _ in points])
     axes.set_title(title)
     axes.set_ylabel("cost per message, µs (lower is better)")
@@ -296,14 +293,7 @@ def bar_chart(
     positions = list(range(len(bars)))
     axes.bar(positions, [ns / 1e3 for _, ns in bars], 0.6, label="measured in this run")
     for position, (_, ns) in zip(positions, bars, strict=True):
-        axes.annotate(
-            format_ns(ns),
-            (position, ns / 1e3),
-            textcoords="offset points",
-            xytext=(0, 4),
-            ha="center",
-            fontsize=9,
-        )
+        _label_above(axes, format_ns(ns), position, ns / 1e3)
     for number, (label, microseconds) in enumerate(horizontal):
         axes.axhline(
             microseconds,
@@ -390,14 +380,7 @@ def anatomy_chart(rows: list[Result], path: Path, title: str) -> Path:
         axes.bar(positions, heights, 0.55, bottom=bottoms, label=label, color=colour)
         bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
     for position, total in zip(positions, bottoms, strict=True):
-        axes.annotate(
-            format_ns(total * 1e3),
-            (position, total),
-            textcoords="offset points",
-            xytext=(0, 4),
-            ha="center",
-            fontsize=9,
-        )
+        _label_above(axes, format_ns(total * 1e3), position, total)
     axes.set_xticks(positions, [f"{count:,} subscriptions" for count, _ in points])
     axes.set_title(title)
     axes.set_ylabel("warm cost per message, µs (lower is better)")

@@ -19,7 +19,7 @@ import time
 import tracemalloc
 from functools import partial
 
-from benchmarks.harness import Result, current_rss_bytes, peak_rss_mb, progress
+from benchmarks.harness import Result, current_rss_bytes, growth_per_item, peak_rss_mb, progress
 from benchmarks.w3_selectors import cpu_ns_per_item
 from bitsift import Selector, Subscription, SubscriptionIndex, parse
 
@@ -104,16 +104,8 @@ def run(full: bool) -> list[Result]:
         gc.collect()
         rss_matching = current_rss_bytes()
         index_bytes = index_memory(subs)
-        index_rss = (
-            (rss_matching - rss_before) / size
-            if rss_before is not None and rss_matching is not None
-            else None
-        )
-        build_rss = (
-            (rss_built - rss_before) / size
-            if rss_before is not None and rss_built is not None
-            else None
-        )
+        index_rss = growth_per_item(rss_before, rss_matching, size)
+        build_rss = growth_per_item(rss_before, rss_built, size)
         baseline = cpu_ns_per_item(partial(match_all, selectors), messages[:10], repeats=1)
         target_ms = 1.0 if size > 20_000 else REIN_MS[size]
         results.append(

@@ -37,7 +37,14 @@ from collections.abc import Callable, Sequence, Set
 from functools import partial
 from typing import Any, TypeVar
 
-from benchmarks.harness import Result, current_rss_bytes, ns_per_item, peak_rss_mb, progress
+from benchmarks.harness import (
+    Result,
+    current_rss_bytes,
+    growth_per_item,
+    ns_per_item,
+    peak_rss_mb,
+    progress,
+)
 from bitsift import Subscription, SubscriptionIndex
 from bitsift.index.normalize import clear_caches
 from bitsift.samples import w3_messages, w3_subscriptions
@@ -136,11 +143,14 @@ def warm_round(
     for topic, properties in messages:
         index.match(properties, topic)
     warm = cpu_ns_per_item(lambda message: index.match(message[1], message[0]), messages)
-    anatomy = intersection_anatomy(index, messages)
-    resident = (
-        warm - anatomy["intersect_ns_per_message"] + anatomy["intersect_resident_ns_per_message"]
-    )
-    return warm, resident
+    return warm, if_resident(warm, intersection_anatomy(index, messages))
+
+
+def if_resident(warm: float, anatomy: dict[str, Any]) -> float:
+    """The warm time with the replayed intersections' cost as read (``anatomy``, from
+    :func:`intersection_anatomy`) swapped for their cost with every answer resident."""
+    as_read = float(anatomy["intersect_ns_per_message"])
+    return warm - as_read + float(anatomy["intersect_resident_ns_per_message"])
 
 
 def fresh_round(size: int) -> tuple[float, float]:
@@ -164,11 +174,7 @@ def run(full: bool) -> list[Result]:
         build_s = time.process_time() - started
         gc.collect()
         rss_after = current_rss_bytes()
-        rss_per_subscription = (
-            (rss_after - rss_before) / size
-            if rss_before is not None and rss_after is not None
-            else None
-        )
+        rss_per_subscription = growth_per_item(rss_before, rss_after, size)
 
         def match(message: Message, index: SubscriptionIndex = index) -> Set[str]:
             return index.match(message[1], message[0])
@@ -241,21 +247,9 @@ def run(full: bool) -> list[Result]:
     by_size = {row.size: row for row in results}
     if "10k subs" in by_size and "100k subs" in by_size:
         # Round one is the rows above; each further round builds both sizes afresh, each in a
-        # process of its own (see fresh_round), one after the other. The growth
-        # if every answer were read from the CPU's caches swaps, in each warm time, the replayed
-        # intersections' cost as read for their cost when resident.
-        small, large = by_size["10k subs"], by_size["100k subs"]
-        rounds = [
-            tuple(
-                (
-                    row.subject_ns,
-                    row.subject_ns
-                    - row.extra["intersect_ns_per_message"]
-                    + row.extra["intersect_resident_ns_per_message"],
-                )
-                for row in (small, large)
-            )
-        ]
+        # process of its own (see fresh_round), one after the other.
+        small, large = rows = by_size["10k subs"], by_size["100k subs"]
+        rounds = [tuple((row.subject_ns, if_resident(row.subject_ns, row.extra)) for row in rows)]
         del index, subscriptions
         gc.collect()
         spawn = multiprocessing.get_context("spawn")  # one fresh process per size and round

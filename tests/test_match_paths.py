@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap
 from strategies import _numeric, messages
+from test_subscription_index import reference_matches
 
 from bitsift import Subscription, SubscriptionIndex, parse
 from bitsift.errors import SelectorSyntaxError
@@ -311,12 +312,7 @@ def test_the_replayed_intersections_are_the_match_loops() -> None:
         matched = index._matching_columns(properties, topic)
         assert matched & ~residual == replayed & ~residual
         assert matched & replayed == matched
-        expected = {
-            s.id
-            for s in subscriptions
-            if (s.parsed_topic is None or s.parsed_topic.matches(topic))
-            and s.parsed_selector.matches(properties)
-        }
+        expected = {s.id for s in subscriptions if reference_matches(s, properties, topic)}
         assert set(index.match(properties, topic)) == expected
 
 
@@ -338,12 +334,7 @@ def test_a_bulk_load_fits_the_universe_and_the_index_grows_past_it() -> None:
     assert len(index._universe) > fitted
     everything = first + later
     for topic, properties in messages:
-        expected = {
-            s.id
-            for s in everything
-            if (s.parsed_topic is None or s.parsed_topic.matches(topic))
-            and s.parsed_selector.matches(properties)
-        }
+        expected = {s.id for s in everything if reference_matches(s, properties, topic)}
         assert set(index.match(properties, topic)) == expected
 
 

@@ -358,12 +358,12 @@ class SubscriptionIndex:
 
     def _set_universe(self, size: int) -> None:
         """Take every column number below ``size`` as the universe (above every live column);
-        the answer caches and the topics' starting sets start again at the new width."""
+        the answer caches and the topics' starting sets start again at the new width (the
+        rest of what ``_changed`` drops is derived from the live columns, not the width)."""
         self._universe = _universe(size)
         self._topic_starts.resize(size, self._cache_bytes)
         for field in self._fields.values():
             field.set_universe(self._universe)
-        self._changed()
 
     def _fit_universe(self) -> None:
         """After a bulk load, shrink the universe to the highest live column: the load grew it in
